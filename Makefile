@@ -1,0 +1,43 @@
+# The project's habits. Every target works on a fresh machine with Go installed: tools come
+# through the Go module proxy at pinned versions.
+GO ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Packages that run goroutines or guard shared state; CI runs them under the race detector.
+RACE_PKGS ?= ./money/...
+FUZZTIME ?= 30s
+
+.PHONY: run test race sim fuzz bench lint
+
+## run: start the desk on the embedded default (ledgersim, testnet profile).
+run:
+	$(GO) run ./cmd/desk
+
+## test: every unit, property and regression test.
+test:
+	$(GO) test -count=1 ./...
+
+## race: the concurrent packages under the race detector.
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+## sim: the long simulation budgets (property tests with more checks).
+sim:
+	RAPID_CHECKS=2000 $(GO) test -count=1 -run 'Property|StateMachine' ./...
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@for target in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
+		echo "== $$target"; \
+		$(GO) test ./fuzz -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
+## bench: every benchmark with allocation counts.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## lint: formatting, vet and staticcheck.
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
