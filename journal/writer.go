@@ -1,0 +1,204 @@
+package journal
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+)
+
+// run is the writer goroutine: group commit. It takes everything queued
+// while the previous batch was being written, writes it with one write per
+// segment touched, fsyncs once, and then completes every waiter of the
+// batch in order.
+func (l *FileLog) run() {
+	defer close(l.writerDone)
+	for {
+		l.mu.Lock()
+		for len(l.pending) == 0 && !l.closing {
+			l.wake.Wait()
+		}
+		if len(l.pending) == 0 {
+			l.stopped = true
+			l.progress.Broadcast()
+			l.mu.Unlock()
+			return
+		}
+		buf, waiters := l.pending, l.waiters
+		l.pending, l.waiters = l.spareBuf[:0], l.spareWait[:0]
+		last := l.nextSeq - 1
+		err := l.failed
+		close(l.space)
+		l.space = make(chan struct{})
+		l.mu.Unlock()
+
+		if err == nil {
+			err = l.writeBatch(buf)
+		}
+
+		l.mu.Lock()
+		if err != nil {
+			if l.failed == nil {
+				l.failed = fmt.Errorf("journal: write failed, no further appends until reopened: %w", err)
+			}
+			err = l.failed
+		} else {
+			l.durable = last
+		}
+		l.progress.Broadcast()
+		l.mu.Unlock()
+
+		for _, p := range waiters {
+			p.complete(err)
+		}
+		clear(waiters)
+		l.spareWait = waiters[:0]
+		l.spareBuf = nil
+		if cap(buf) <= 2*l.opts.MaxBatchBytes {
+			l.spareBuf = buf[:0]
+		}
+	}
+}
+
+// writeBatch writes the frames in buf to the active segment, starting new
+// segments where the active one would grow past SegmentSize, and makes them
+// durable. It publishes each segment's new durable end.
+func (l *FileLog) writeBatch(buf []byte) error {
+	start := 0
+	for off := 0; off < len(buf); {
+		h := parseFrameHeader(buf[off:])
+		n := frameSize(int(h.length))
+		chunk := off - start
+		hasRecords := l.act.next > l.act.first || chunk > 0
+		if hasRecords && l.act.size+int64(chunk+n) > l.opts.SegmentSize {
+			if chunk > 0 {
+				if err := l.writeDurable(buf[start:off], h.seq); err != nil {
+					return err
+				}
+			}
+			if err := l.roll(h.seq); err != nil {
+				return err
+			}
+			start = off
+		}
+		off += n
+	}
+	last := parseFrameHeader(buf[lastFrameOffset(buf, start):]).seq
+	return l.writeDurable(buf[start:], last+1)
+}
+
+// lastFrameOffset returns the offset of the last frame in buf, scanning
+// from start.
+func lastFrameOffset(buf []byte, start int) int {
+	off := start
+	for {
+		n := frameSize(int(parseFrameHeader(buf[off:]).length))
+		if off+n >= len(buf) {
+			return off
+		}
+		off += n
+	}
+}
+
+// writeDurable appends frames to the active segment, fsyncs it and
+// publishes the new end; next is one past the last sequence in frames.
+func (l *FileLog) writeDurable(frames []byte, next uint64) error {
+	if _, err := l.active.Write(frames); err != nil {
+		return fmt.Errorf("journal: write %s: %w", l.act.path, err)
+	}
+	if err := l.syncFile(l.active); err != nil {
+		return err
+	}
+	l.act.size += int64(len(frames))
+	l.act.next = next
+	l.mu.Lock()
+	l.segs[len(l.segs)-1] = l.act
+	l.mu.Unlock()
+	return nil
+}
+
+// roll closes the active segment (already durable) and starts a new one
+// whose first record is first.
+func (l *FileLog) roll(first uint64) error {
+	seg, f, err := l.createSegment(first)
+	if err != nil {
+		return err
+	}
+	if err := l.active.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: close segment %s: %w", l.act.path, err)
+	}
+	l.active = f
+	l.act = seg
+	l.mu.Lock()
+	l.segs = append(l.segs, seg)
+	l.mu.Unlock()
+	return nil
+}
+
+// frameIOError wraps an I/O error met while reading frames, to tell it
+// apart from a frame that does not decode.
+type frameIOError struct{ err error }
+
+func (e *frameIOError) Error() string { return e.err.Error() }
+func (e *frameIOError) Unwrap() error { return e.err }
+
+// frameReader reads the frames of a byte range of known length.
+type frameReader struct {
+	r         *bufio.Reader
+	remaining int64
+	hdr       [frameHeaderSize]byte
+	buf       []byte
+}
+
+const readBufferSize = 1 << 20
+
+func newFrameReader(r io.Reader, n int64) *frameReader {
+	size := int64(readBufferSize)
+	if n < size {
+		size = max(n, 16)
+	}
+	return &frameReader{r: bufio.NewReaderSize(r, int(size)), remaining: n}
+}
+
+// next reads the next frame. It returns io.EOF at the end of the range, a
+// *frameIOError when reading fails, or the reason the frame is bad. With
+// verify false the payload is skipped unchecked and not returned. The
+// payload is only valid until the next call.
+func (fr *frameReader) next(verify bool) (seq uint64, payload []byte, n int, err error) {
+	if fr.remaining == 0 {
+		return 0, nil, 0, io.EOF
+	}
+	if fr.remaining < frameHeaderSize {
+		return 0, nil, 0, errFrameShort
+	}
+	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
+		return 0, nil, 0, &frameIOError{err}
+	}
+	h := parseFrameHeader(fr.hdr[:])
+	if h.length > MaxRecordSize {
+		return 0, nil, 0, errFrameTooLarge
+	}
+	n = frameSize(int(h.length))
+	if int64(n) > fr.remaining {
+		return 0, nil, 0, errFrameShort
+	}
+	if !verify {
+		if _, err := fr.r.Discard(int(h.length)); err != nil {
+			return 0, nil, 0, &frameIOError{err}
+		}
+		fr.remaining -= int64(n)
+		return h.seq, nil, n, nil
+	}
+	if cap(fr.buf) < int(h.length) {
+		fr.buf = make([]byte, h.length)
+	}
+	payload = fr.buf[:h.length]
+	if _, err := io.ReadFull(fr.r, payload); err != nil {
+		return 0, nil, 0, &frameIOError{err}
+	}
+	if !h.verify(fr.hdr[:], payload) {
+		return 0, nil, 0, errFrameChecksum
+	}
+	fr.remaining -= int64(n)
+	return h.seq, payload, n, nil
+}
