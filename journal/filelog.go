@@ -134,7 +134,7 @@ type FileLog struct {
 	durable  uint64        // last durable sequence number
 	failed   error         // sticky write failure
 	closing  bool
-	stopped  bool // the writer has exited
+	stopped  bool      // the writer has exited
 	segs     []segment // the last one is active
 
 	// Owned by the writer goroutine.
