@@ -201,9 +201,9 @@ func TestCorruptOlderSegment(t *testing.T) {
 func TestSegmentStructure(t *testing.T) {
 	opts := Options{Sync: SyncNone, SegmentSize: 300}
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, segs []string)
-		check func(t *testing.T, err error, segs []string)
+		check  func(t *testing.T, err error, segs []string)
 	}{
 		{
 			name:   "gap",
