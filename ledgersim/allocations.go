@@ -1,0 +1,121 @@
+package ledgersim
+
+import "github.com/deskco/rfqdesk/money"
+
+type allocatePlan struct {
+	cmd      Allocate
+	owner    string
+	in       *Instrument
+	holdings []*Holding
+	sum      money.Decimal
+}
+
+func (c *checker) allocate(a Allocate) (plan, error) {
+	if !validID(a.Settlement.ID) || !validID(a.LegID) {
+		return nil, newErr(CategoryInvalid, "", "settlement id and leg id must be 1..%d bytes", maxIDLen)
+	}
+	if err := c.party(a.Settlement.Executor, "executor"); err != nil {
+		return nil, err
+	}
+	if a.Side != SideSend && a.Side != SideReceive {
+		return nil, newErr(CategoryInvalid, "", "side must be send or receive")
+	}
+	in, err := c.instrument(a.Instrument)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAmount(in, a.Amount); err != nil {
+		return nil, err
+	}
+	if a.SettleBefore.IsZero() {
+		return nil, newErr(CategoryInvalid, "", "settleBefore is required")
+	}
+	if !a.AllocateBefore.IsZero() && a.AllocateBefore.After(a.SettleBefore) {
+		return nil, newErr(CategoryInvalid, "", "allocateBefore is after settleBefore")
+	}
+	if !c.now.Before(a.SettleBefore) {
+		return nil, newErr(CategoryExpired, "", "settleBefore %s has passed", a.SettleBefore.UTC().Format("2006-01-02T15:04:05.999Z07:00"))
+	}
+	if !a.AllocateBefore.IsZero() && !c.now.Before(a.AllocateBefore) {
+		return nil, newErr(CategoryExpired, "", "allocateBefore %s has passed", a.AllocateBefore.UTC().Format("2006-01-02T15:04:05.999Z07:00"))
+	}
+	if cid, ok := c.st.allocLeg[legKey{a.Settlement, a.LegID}]; ok {
+		return nil, newErr(CategoryAlreadyExists, "", "leg %q of settlement %q already has allocation %s", a.LegID, a.Settlement.ID, cid)
+	}
+	p := &allocatePlan{cmd: a, owner: c.actAs, in: in}
+	if a.Side == SideSend {
+		p.holdings, p.sum, err = c.pick(c.actAs, a.Instrument, a.Amount)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *allocatePlan) inputs() []string { return cidsOf(p.holdings) }
+func (p *allocatePlan) chosen() []string { return cidsOf(p.holdings) }
+
+func (p *allocatePlan) commit(t *tx) {
+	a := p.cmd
+	cid := t.newCID()
+	al := &Allocation{
+		CID: cid, Settlement: a.Settlement, LegID: a.LegID, Owner: p.owner, Side: a.Side,
+		Instrument: a.Instrument, Amount: a.Amount, AllocateBefore: a.AllocateBefore,
+		SettleBefore: a.SettleBefore, CreatedOffset: t.off,
+	}
+	if a.Side == SideSend {
+		al.Locked = t.newCID()
+	}
+	t.add(&contract{kind: ContractAllocation, al: al}, cid)
+	t.u.Allocation = cid
+	if a.Side == SideSend {
+		lock := &Lock{Holders: []string{a.Settlement.Executor}, Expires: a.SettleBefore, Context: "allocation " + cid}
+		for _, h := range p.holdings {
+			t.archive(h.CID)
+		}
+		t.createHolding(al.Locked, p.owner, p.in, a.Amount, lock)
+		if change := p.sum.Sub(a.Amount); change.Sign() > 0 {
+			t.createHolding("", p.owner, p.in, change, nil)
+		}
+	}
+}
+
+type releaseAllocationPlan struct {
+	al     *Allocation
+	locked bool // the locked holding is still there
+}
+
+func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
+	k := c.st.contracts[cid]
+	if k == nil || k.kind != ContractAllocation {
+		return nil, c.missing("allocation", cid)
+	}
+	al := k.al
+	if c.actAs != al.Owner && (ownerOnly || c.actAs != al.Settlement.Executor) {
+		if ownerOnly {
+			return nil, newErr(CategoryForbidden, "", "only the owner withdraws allocation %s", cid)
+		}
+		return nil, newErr(CategoryForbidden, "", "only the executor or the owner cancels allocation %s", cid)
+	}
+	p := &releaseAllocationPlan{al: al}
+	if h := c.st.holding(al.Locked); h != nil && h.Lock != nil && h.Lock.Context == "allocation "+cid {
+		p.locked = true
+	}
+	return p, nil
+}
+
+func (p *releaseAllocationPlan) inputs() []string {
+	if p.locked {
+		return []string{p.al.CID, p.al.Locked}
+	}
+	return []string{p.al.CID}
+}
+func (p *releaseAllocationPlan) chosen() []string { return nil }
+
+func (p *releaseAllocationPlan) commit(t *tx) {
+	cid := p.al.CID
+	t.archive(cid)
+	if p.locked {
+		t.release(p.al.Locked, "allocation "+cid)
+	}
+}

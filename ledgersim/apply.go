@@ -1,0 +1,157 @@
+package ledgersim
+
+import (
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// plan is a command interpreted against the state: everything validated, every value
+// computed. commit cannot fail; it only assigns ids and moves contracts.
+type plan interface {
+	// inputs are every contract the command consumes: referenced contracts, then the
+	// holdings chosen by coin selection.
+	inputs() []string
+	// chosen are the holdings chosen by coin selection.
+	chosen() []string
+	commit(t *tx)
+}
+
+// checker interprets commands. With fixed set it re-checks a prepared transaction at
+// execution: a missing input contract is contention, and coin selection reuses the
+// holdings chosen at prepare.
+type checker struct {
+	st       *state
+	actAs    string
+	now      time.Time
+	fixed    bool
+	selected []string
+}
+
+func (c *checker) check(cmd Command) (plan, error) {
+	switch v := cmd.(type) {
+	case Allocate:
+		return c.allocate(v)
+	case CancelAllocation:
+		return c.releaseAllocation(v.Allocation, false)
+	case WithdrawAllocation:
+		return c.releaseAllocation(v.Allocation, true)
+	case Settle:
+		return c.settle(v)
+	case Transfer:
+		return c.transfer(v)
+	case AcceptTransfer:
+		return c.acceptTransfer(v)
+	case RejectTransfer:
+		return c.endTransfer(v.Instruction, false)
+	case WithdrawTransfer:
+		return c.endTransfer(v.Instruction, true)
+	case CreatePreapproval:
+		return c.preapproval()
+	}
+	return nil, newErr(CategoryInvalid, "", "unknown command %T", cmd)
+}
+
+// missing is the error for a referenced contract that is not live.
+func (c *checker) missing(what, cid string) error {
+	if c.fixed {
+		return newErr(CategoryContention, "", "%s %s was archived since prepare", what, cid)
+	}
+	return newErr(CategoryNotFound, "", "no live %s %s", what, cid)
+}
+
+func (c *checker) instrument(id string) (*Instrument, error) {
+	in := c.st.instruments[id]
+	if in == nil {
+		return nil, newErr(CategoryNotFound, "", "unknown instrument %q", id)
+	}
+	return in, nil
+}
+
+func (c *checker) party(id, role string) error {
+	if _, ok := c.st.parties[id]; !ok {
+		return newErr(CategoryNotFound, "", "unknown %s party %q", role, id)
+	}
+	return nil
+}
+
+// amount validates a positive amount with at most the instrument's decimals.
+func checkAmount(in *Instrument, a money.Decimal) error {
+	if a.Sign() <= 0 {
+		return newErr(CategoryInvalid, "", "amount %s of %s must be positive", a, in.ID)
+	}
+	if a.FractionDigits() > in.Decimals {
+		return newErr(CategoryInvalid, "", "amount %s of %s has more than %d decimals", a, in.ID, in.Decimals)
+	}
+	return nil
+}
+
+func (c *checker) pick(owner, instrument string, amount money.Decimal) ([]*Holding, money.Decimal, error) {
+	if c.fixed {
+		return c.st.fixedHoldings(c.selected, owner, instrument, amount, c.now)
+	}
+	return c.st.selectHoldings(owner, instrument, amount)
+}
+
+func cidsOf(hs []*Holding) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.CID
+	}
+	return out
+}
+
+func validID(s string) bool { return s != "" && len(s) <= maxIDLen }
+
+// tx collects the effects of one update.
+type tx struct {
+	st  *state
+	u   *Update
+	off int64
+}
+
+func (t *tx) newCID() string { return t.st.newCID() }
+
+func (t *tx) add(c *contract, cid string) {
+	t.st.addContract(c, cid)
+	t.u.Created = append(t.u.Created, cid)
+}
+
+func (t *tx) archive(cid string) {
+	if _, ok := t.st.contracts[cid]; ok {
+		t.st.archive(cid)
+		t.u.Archived = append(t.u.Archived, cid)
+	}
+}
+
+func (t *tx) createHolding(cid, owner string, in *Instrument, amount money.Decimal, lock *Lock) string {
+	if cid == "" {
+		cid = t.newCID()
+	}
+	h := &Holding{CID: cid, Owner: owner, Instrument: in.ID, Admin: in.Admin, Amount: amount, Lock: lock, CreatedOffset: t.off}
+	t.add(&contract{kind: ContractHolding, h: h}, cid)
+	return cid
+}
+
+// spend archives inputs and returns the change (sum − amount) to owner as a free holding.
+func (t *tx) spend(owner string, in *Instrument, inputs []*Holding, sum, amount money.Decimal) {
+	for _, h := range inputs {
+		t.archive(h.CID)
+	}
+	if change := sum.Sub(amount); change.Sign() > 0 {
+		t.createHolding("", owner, in, change, nil)
+	}
+}
+
+// release unlocks the holding cid if it is still locked for context: it is archived and
+// an equal free holding is created for its owner.
+func (t *tx) release(cid, context string) {
+	h := t.st.holding(cid)
+	if h == nil || h.Lock == nil || h.Lock.Context != context {
+		return
+	}
+	in := t.st.instruments[h.Instrument]
+	owner, amount := h.Owner, h.Amount
+	t.archive(cid)
+	t.u.Released = append(t.u.Released, t.createHolding("", owner, in, amount, nil))
+}

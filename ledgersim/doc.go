@@ -1,0 +1,52 @@
+// Package ledgersim is the desk's embedded, in-process, deterministic Canton-style
+// ledger: the production default ledger the desk settles on, and the ledger of every
+// simulation.
+//
+// # Model
+//
+//   - Parties. An external party holds an Ed25519 key; its id is
+//     "<hint>::1220<hex SHA-256 of the raw public key>". OnboardExternal returns the
+//     topology transactions whose 34-byte multihashes the party signs;
+//     CompleteOnboarding allocates it once every signature verifies. Internal parties
+//     (operator, fee party, faucet reservoir, house parties) are signed for by the desk:
+//     their key derives from the seed and hint, and they act through Submit.
+//   - Instruments live in a token registry (admin party + id) with decimals. Delist
+//     removes one from the catalog; its holdings remain and show the raw registry id.
+//   - Holdings are contracts ("00" + hex) with owner, instrument, amount and an optional
+//     Lock (holders, expiry, context). Spending splits (change is a new free holding) and
+//     merges (several inputs, one output) keep every sum exact. A lapsed lock counts as
+//     free and its owner may spend the holding.
+//   - Transfer creates a pending TransferInstruction (the receiver's deposit inbox) and
+//     locks the sender's funds; AcceptTransfer, RejectTransfer and WithdrawTransfer end it.
+//     The faucet is Transfer commands submitted by the reservoir party (FaucetTransfers).
+//   - Allocate locks a Send allocation's holdings (change returned) or records a Receive
+//     allocation's consent; CancelAllocation and WithdrawAllocation release. Settle, by
+//     the executor, consumes every allocation of a settlement and moves every leg in one
+//     Update, or moves nothing.
+//   - External parties Prepare a command (inputs chosen, hash fixed, expiry set) and
+//     Execute it with their signature; internal parties Submit. Commands are
+//     deduplicated by command id: a command id that took effect always answers its first
+//     Update.
+//
+// # Determinism and journaling
+//
+// Ids derive from Config.Seed and a counter in the state; time comes only from
+// Config.Clock; no map iteration decides an output. Every state change is an Input,
+// handed to Config.Recorder in apply order; Replay applies recorded inputs to a fresh
+// ledger built from the same Config, reaching the same Digest.
+//
+// # Faults
+//
+// Config.FaultPlan is consulted on every call of the ledger API (queries and Delist
+// excepted): it can delay the answer (reported to Config.Sleep outside the lock), reject
+// the call with no effect (contention, unavailable, rejected, internal), or let it take
+// effect and lose the answer (ErrUnknownOutcome; a retry with the same command id returns
+// the original Update).
+//
+// # Errors
+//
+// Every error is an *Error with a Category; match with errors.Is against the Err*
+// sentinels, and use Retryable for the transient ones.
+//
+// ENCODING.md documents the hash encodings; testdata/golden.json holds their vectors.
+package ledgersim

@@ -1,0 +1,247 @@
+package ledgersim
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// Hash purposes, as Canton prefixes them (a 4-byte big-endian integer hashed before the
+// content, so that hashes of different kinds of data never collide). ENCODING.md
+// describes every encoding these hashes cover.
+const (
+	// PurposeTopologyTransaction is Canton's HashPurpose for topology transaction
+	// signatures (11).
+	PurposeTopologyTransaction int32 = 11
+	// PurposePreparedTransaction is the purpose of prepared-transaction hashes (48, the
+	// value Canton's external-signing hashing scheme prefixes).
+	PurposePreparedTransaction int32 = 48
+)
+
+// EncodingVersion is the version byte leading every canonical encoding.
+const EncodingVersion byte = 1
+
+// encoder writes the canonical encoding: big-endian integers, length-prefixed byte
+// strings (uint32 length), counted lists (uint32 count), times as a presence byte plus
+// int64 Unix nanoseconds, decimals as their minimal text.
+type encoder struct{ b []byte }
+
+func (e *encoder) u8(v byte)    { e.b = append(e.b, v) }
+func (e *encoder) u32(v uint32) { e.b = binary.BigEndian.AppendUint32(e.b, v) }
+func (e *encoder) u64(v uint64) { e.b = binary.BigEndian.AppendUint64(e.b, v) }
+func (e *encoder) i64(v int64)  { e.u64(uint64(v)) }
+func (e *encoder) str(s string) {
+	e.u32(uint32(len(s)))
+	e.b = append(e.b, s...)
+}
+func (e *encoder) bytes(b []byte) {
+	e.u32(uint32(len(b)))
+	e.b = append(e.b, b...)
+}
+func (e *encoder) strs(ss []string) {
+	e.u32(uint32(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+func (e *encoder) time(t time.Time) {
+	if t.IsZero() {
+		e.u8(0)
+		return
+	}
+	e.u8(1)
+	e.i64(t.UnixNano())
+}
+func (e *encoder) dec(d money.Decimal) { e.str(d.String()) }
+func (e *encoder) boolean(v bool) {
+	if v {
+		e.u8(1)
+	} else {
+		e.u8(0)
+	}
+}
+
+// Command tags in the canonical encoding.
+const (
+	tagAllocate           byte = 1
+	tagCancelAllocation   byte = 2
+	tagWithdrawAllocation byte = 3
+	tagSettle             byte = 4
+	tagTransfer           byte = 5
+	tagAcceptTransfer     byte = 6
+	tagRejectTransfer     byte = 7
+	tagWithdrawTransfer   byte = 8
+	tagCreatePreapproval  byte = 9
+)
+
+func (s SettlementRef) encode(e *encoder) {
+	e.str(s.Executor)
+	e.str(s.ID)
+}
+
+func (c Allocate) encode(e *encoder) {
+	e.u8(tagAllocate)
+	c.Settlement.encode(e)
+	e.str(c.LegID)
+	e.u8(byte(c.Side))
+	e.str(c.Instrument)
+	e.dec(c.Amount)
+	e.time(c.AllocateBefore)
+	e.time(c.SettleBefore)
+}
+
+func (c CancelAllocation) encode(e *encoder) {
+	e.u8(tagCancelAllocation)
+	e.str(c.Allocation)
+}
+
+func (c WithdrawAllocation) encode(e *encoder) {
+	e.u8(tagWithdrawAllocation)
+	e.str(c.Allocation)
+}
+
+func (c Settle) encode(e *encoder) {
+	e.u8(tagSettle)
+	c.Settlement.encode(e)
+	e.u32(uint32(len(c.Legs)))
+	for _, l := range c.Legs {
+		e.str(l.Sender)
+		e.str(l.Receiver)
+		e.str(l.Instrument)
+		e.dec(l.Amount)
+	}
+	e.strs(c.Allocations)
+}
+
+func (c Transfer) encode(e *encoder) {
+	e.u8(tagTransfer)
+	e.str(c.Receiver)
+	e.str(c.Instrument)
+	e.dec(c.Amount)
+	e.time(c.ExecuteBefore)
+	e.str(c.Reason)
+}
+
+func (c AcceptTransfer) encode(e *encoder) {
+	e.u8(tagAcceptTransfer)
+	e.str(c.Instruction)
+}
+
+func (c RejectTransfer) encode(e *encoder) {
+	e.u8(tagRejectTransfer)
+	e.str(c.Instruction)
+}
+
+func (c WithdrawTransfer) encode(e *encoder) {
+	e.u8(tagWithdrawTransfer)
+	e.str(c.Instruction)
+}
+
+func (c CreatePreapproval) encode(e *encoder) { e.u8(tagCreatePreapproval) }
+
+// EncodePrepared returns the canonical encoding of a prepared transaction on the ledger
+// named ledgerID (ENCODING.md): version, ledger id, prepared id, acting party, command
+// id, command, input contract ids, prepared-at and expires-at times.
+func EncodePrepared(ledgerID string, p Prepared) []byte {
+	e := encoder{b: make([]byte, 0, 512)}
+	encodePreparedTo(&e, ledgerID, &p)
+	return e.b
+}
+
+func encodePreparedTo(e *encoder, ledgerID string, p *Prepared) {
+	e.u8(EncodingVersion)
+	e.str(ledgerID)
+	e.str(p.ID)
+	e.str(p.ActAs)
+	e.str(p.CommandID)
+	if p.Command == nil {
+		e.u8(0)
+	} else {
+		p.Command.encode(e)
+	}
+	e.strs(p.Inputs)
+	e.time(p.PreparedAt)
+	e.time(p.ExpiresAt)
+}
+
+// HashPrepared returns the 32-byte hash a party signs to execute p:
+// SHA-256(int32BE(PurposePreparedTransaction) ‖ EncodePrepared(ledgerID, p)).
+func HashPrepared(ledgerID string, p Prepared) [32]byte {
+	e := encoder{b: make([]byte, 4, 512)}
+	binary.BigEndian.PutUint32(e.b, uint32(PurposePreparedTransaction))
+	encodePreparedTo(&e, ledgerID, &p)
+	return sha256.Sum256(e.b)
+}
+
+// TopologyHash returns Canton's 34-byte multihash of topology content:
+// 0x12 0x20 ‖ SHA-256(int32BE(PurposeTopologyTransaction) ‖ content).
+func TopologyHash(content []byte) []byte {
+	h := sha256.New()
+	var p [4]byte
+	binary.BigEndian.PutUint32(p[:], uint32(PurposeTopologyTransaction))
+	h.Write(p[:])
+	h.Write(content)
+	out := make([]byte, 2, 34)
+	out[0], out[1] = 0x12, 0x20
+	return h.Sum(out)
+}
+
+// Fingerprint returns the multihash fingerprint of a public key as the party id carries
+// it: "1220" followed by the hex SHA-256 of the raw key (DECISIONS.md).
+func Fingerprint(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return "1220" + hex.EncodeToString(sum[:])
+}
+
+// PartyID returns the party id of a hint and a public key: "<hint>::1220<sha256 hex>".
+func PartyID(hint string, pub ed25519.PublicKey) string {
+	return hint + "::" + Fingerprint(pub)
+}
+
+// Topology transaction kinds of an external party's onboarding, in signing order.
+const (
+	topoNamespaceDelegation byte = 1
+	topoPartyToKeyMapping   byte = 2
+	topoPartyToParticipant  byte = 3
+)
+
+var topologyDescriptions = map[byte]string{
+	topoNamespaceDelegation: "NamespaceDelegation: root certificate of the party's namespace, signed by its key",
+	topoPartyToKeyMapping:   "PartyToKeyMapping: the party's Ed25519 signing key (threshold 1)",
+	topoPartyToParticipant:  "PartyToParticipant: the party is hosted on the desk's participant with confirmation rights",
+}
+
+// topologyContent is the canonical encoding of one onboarding topology transaction.
+func topologyContent(ledgerID string, kind byte, hint string, pub ed25519.PublicKey) []byte {
+	e := encoder{b: make([]byte, 0, 256)}
+	e.u8(EncodingVersion)
+	e.str(ledgerID)
+	e.u8(kind)
+	e.u32(1) // serial: the first version of each mapping
+	e.str(PartyID(hint, pub))
+	e.str(Fingerprint(pub))
+	switch kind {
+	case topoNamespaceDelegation, topoPartyToKeyMapping:
+		e.str("ed25519")
+		e.bytes(pub)
+	case topoPartyToParticipant:
+		e.str("participant::" + ledgerID)
+		e.str("confirmation")
+	}
+	return e.b
+}
+
+// OnboardingTopology returns the topology transactions an external party signs to be
+// allocated on the ledger named ledgerID: their 34-byte hashes and descriptions.
+func OnboardingTopology(ledgerID, hint string, pub ed25519.PublicKey) []TopologyTx {
+	kinds := []byte{topoNamespaceDelegation, topoPartyToKeyMapping, topoPartyToParticipant}
+	out := make([]TopologyTx, len(kinds))
+	for i, k := range kinds {
+		out[i] = TopologyTx{Hash: TopologyHash(topologyContent(ledgerID, k, hint, pub)), Description: topologyDescriptions[k]}
+	}
+	return out
+}

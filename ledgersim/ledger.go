@@ -1,0 +1,430 @@
+package ledgersim
+
+import (
+	"container/heap"
+	"crypto/ed25519"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// Ledger is the embedded ledger simulator. All methods are safe for concurrent use: one
+// mutex guards the state, and Ed25519 verification runs outside it so executes verify
+// in parallel.
+type Ledger struct {
+	cfg   Config
+	mu    sync.RWMutex
+	st    *state
+	calls atomic.Uint64
+	// now is the latest time any call stamped (never digested): ledger time never goes
+	// backwards even if the clock does.
+	now time.Time
+}
+
+// New builds a ledger at genesis from cfg: the catalog, the internal parties (and the
+// registry admin parties the catalog names) and their funding, which is the only place
+// supply is created.
+func New(cfg Config) (*Ledger, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{cfg: c}
+	st := newState(&l.cfg)
+	l.st = st
+	for _, p := range c.Parties {
+		st.allocateInternal(p.Hint)
+	}
+	for _, s := range c.Instruments {
+		if _, ok := st.internalByHint[s.Admin]; !ok {
+			st.allocateInternal(s.Admin)
+		}
+	}
+	for _, s := range c.Instruments {
+		in := &Instrument{ID: s.ID, Admin: st.internalByHint[s.Admin], Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
+			Decimals: s.Decimals, Native: s.Native, Listed: true}
+		st.instruments[s.ID] = in
+		st.instrumentOrder = append(st.instrumentOrder, s.ID)
+		st.supply[s.ID] = money.Zero
+		st.acc.add(instrumentSum(in))
+	}
+	genesis := &tx{st: st, u: &Update{}}
+	for _, p := range c.Parties {
+		id := st.internalByHint[p.Hint]
+		for _, f := range p.Funding {
+			genesis.createHolding("", id, st.instruments[f.Instrument], f.Amount, nil)
+			st.supply[f.Instrument] = st.supply[f.Instrument].Add(f.Amount)
+		}
+		if p.Preapproval && c.Profile.PreapprovalRequired() {
+			cid := st.newCID()
+			genesis.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: id}}, cid)
+		}
+	}
+	if c.Faucet.Reservoir != "" {
+		st.reservoir = st.internalByHint[c.Faucet.Reservoir]
+	}
+	return l, nil
+}
+
+// Config returns the normalized configuration (defaults filled in).
+func (l *Ledger) Config() Config { return l.cfg }
+
+// stamp returns the time of a call, under the lock: the clock's reading, never earlier
+// than a previous call's.
+func (l *Ledger) stamp() time.Time {
+	t := l.cfg.Clock.Now().Round(0).UTC()
+	if t.Before(l.now) {
+		return l.now
+	}
+	l.now = t
+	return t
+}
+
+// record hands an input to the Recorder (live calls only, never during Replay).
+func (l *Ledger) record(in *Input, replay bool) {
+	if !replay && l.cfg.Recorder != nil {
+		l.cfg.Recorder(*in)
+	}
+}
+
+// advance applies the passage of time; when that changed the state on a call that then
+// fails, the caller records a tick so that replay repeats it.
+func (l *Ledger) advance(now time.Time) bool {
+	before := l.st.acc
+	l.st.advance(now)
+	return before != l.st.acc
+}
+
+// tick records a time-only input when advance changed the state but the call made no
+// other change.
+func (l *Ledger) tick(now time.Time, changed, replay bool) {
+	if changed {
+		l.record(&Input{Kind: InputTick, At: now}, replay)
+	}
+}
+
+// ---- Prepare ----
+
+// Prepare interprets cmd for the external party actAs against the current state, chooses
+// its input holdings and fixes the hash the party signs. It fails now with a clear
+// category (insufficient funds, unknown contract, wrong party, ...). A command id that
+// already took effect gives ErrAlreadyExecuted carrying the update id.
+func (l *Ledger) Prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
+	const op = "prepare"
+	var kind CommandKind
+	if cmd != nil {
+		kind = cmd.Kind()
+	}
+	f := l.decide(CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind})
+	if f.Reject != CategoryNone {
+		l.sleep(f.Delay)
+		return Prepared{}, newErr(f.Reject, op, "injected fault")
+	}
+	p, err := l.prepare(actAs, cmd, commandID)
+	l.sleep(f.Delay)
+	if err != nil {
+		return Prepared{}, withOp(err, op)
+	}
+	if f.LoseAnswer {
+		return Prepared{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
+	}
+	return p, nil
+}
+
+func (l *Ledger) prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
+	cmd, err := normalizeCommand(cmd)
+	if err != nil {
+		return Prepared{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := &Input{Kind: InputPrepare, At: l.stamp(), ActAs: actAs, CommandID: commandID, Command: Envelope(cmd)}
+	return l.applyPrepare(in, cmd, false)
+}
+
+func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, error) {
+	st := l.st
+	now := in.At
+	changed := l.advance(now)
+	p, err := l.checkPrepare(in, cmd)
+	if err != nil {
+		l.tick(now, changed, replay)
+		return Prepared{}, err
+	}
+	if replay && (in.PreparedID != p.ID || string(in.Hash) != string(p.Hash[:])) {
+		return Prepared{}, newErr(CategoryInternal, "replay", "prepare diverged: recorded %s, got %s", in.PreparedID, p.ID)
+	}
+	in.PreparedID, in.Hash = p.ID, p.Hash[:]
+	r := st.prepared[p.ID]
+	for _, cid := range r.selected {
+		st.refs[cid]++
+	}
+	l.record(in, replay)
+	return p.clone(), nil
+}
+
+// checkPrepare validates and, on success only, stores the prepared transaction.
+func (l *Ledger) checkPrepare(in *Input, cmd Command) (*Prepared, error) {
+	st := l.st
+	party, ok := st.parties[in.ActAs]
+	if !ok {
+		return nil, newErr(CategoryNotFound, "", "unknown party %q", in.ActAs)
+	}
+	if !party.External {
+		return nil, newErr(CategoryInvalid, "", "%s is signed for by the desk: use Submit", in.ActAs)
+	}
+	if !validID(in.CommandID) {
+		return nil, newErr(CategoryInvalid, "", "command id must be 1..%d bytes", maxIDLen)
+	}
+	if u, done := st.doneUpdate(in.CommandID); done {
+		return nil, &Error{Category: CategoryAlreadyExecuted, Msg: fmt.Sprintf("command %q took effect in update %s", in.CommandID, u.UpdateID), UpdateID: u.UpdateID}
+	}
+	if len(st.prepared) >= st.cfg.Limits.MaxPrepared {
+		return nil, newErr(CategoryUnavailable, "", "too many live prepared transactions (%d)", len(st.prepared))
+	}
+	ck := checker{st: st, actAs: in.ActAs, now: in.At}
+	pl, err := ck.check(cmd)
+	if err != nil {
+		return nil, err
+	}
+	r := &preparedRec{selected: pl.chosen()}
+	r.p = Prepared{ID: st.newPreparedID(), ActAs: in.ActAs, Command: cmd, CommandID: in.CommandID,
+		PreparedAt: in.At, ExpiresAt: in.At.Add(st.cfg.PreparedLifetime), Inputs: pl.inputs()}
+	r.p.Hash = HashPrepared(st.cfg.LedgerID, r.p)
+	r.sum = preparedSum(&r.p)
+	st.prepared[r.p.ID] = r
+	st.acc.add(r.sum)
+	heap.Push(&st.prepExp, expiry{at: r.p.ExpiresAt, id: r.p.ID})
+	return &r.p, nil
+}
+
+// ---- Execute ----
+
+// Execute runs a prepared transaction with the acting party's Ed25519 signature over its
+// hash: expired → ErrExpired, bad signature → ErrBadSignature, an input spent since
+// prepare → ErrContention; otherwise it commits atomically. A command id that already
+// took effect returns its first Update and does nothing more.
+func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
+	const op = "execute"
+	f := l.decide(CallInfo{Op: op, PreparedID: preparedID})
+	if f.Reject != CategoryNone {
+		l.sleep(f.Delay)
+		return Update{}, newErr(f.Reject, op, "injected fault")
+	}
+	u, err := l.execute(preparedID, signature)
+	l.sleep(f.Delay)
+	if err != nil {
+		return Update{}, withOp(err, op)
+	}
+	if f.LoseAnswer {
+		return Update{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
+	}
+	return u, nil
+}
+
+func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
+	// Phase 1, under the lock: find the transaction and what to verify.
+	l.mu.Lock()
+	now := l.stamp()
+	r := l.st.prepared[preparedID]
+	if r == nil {
+		u, err := l.lookupGone(preparedID)
+		l.mu.Unlock()
+		return u, err
+	}
+	if u, done := l.st.doneUpdate(r.p.CommandID); done {
+		l.mu.Unlock()
+		return u.clone(), nil
+	}
+	if !now.Before(r.p.ExpiresAt) {
+		l.mu.Unlock()
+		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
+	}
+	pub := l.st.parties[r.p.ActAs].PublicKey
+	hash := r.p.Hash
+	l.mu.Unlock()
+
+	// Phase 2, outside the lock: the signature.
+	if len(signature) != ed25519.SignatureSize || !ed25519.Verify(pub, hash[:], signature) {
+		return Update{}, newErr(CategoryBadSignature, "", "signature does not verify with the key of %s", r.p.ActAs)
+	}
+
+	// Phase 3, under the lock: re-check and commit.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := &Input{Kind: InputExecute, At: l.stamp(), PreparedID: preparedID, Signature: append([]byte(nil), signature...)}
+	return l.applyExecute(in, false)
+}
+
+// lookupGone answers for a prepared id that is not live: executed, expired or unknown.
+func (l *Ledger) lookupGone(preparedID string) (Update, error) {
+	if id, ok := l.st.byPrep[preparedID]; ok {
+		return l.st.updates[id].u.clone(), nil
+	}
+	if _, ok := l.st.tomb[preparedID]; ok {
+		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
+	}
+	return Update{}, newErr(CategoryNotFound, "", "unknown prepared transaction %q", preparedID)
+}
+
+func (l *Ledger) applyExecute(in *Input, replay bool) (Update, error) {
+	st := l.st
+	now := in.At
+	changed := l.advance(now)
+	fail := func(err error) (Update, error) {
+		l.tick(now, changed, replay)
+		return Update{}, err
+	}
+	r := st.prepared[in.PreparedID]
+	if r == nil {
+		u, err := l.lookupGone(in.PreparedID)
+		if err != nil {
+			return fail(err)
+		}
+		l.tick(now, changed, replay)
+		return u, nil
+	}
+	if u, done := st.doneUpdate(r.p.CommandID); done {
+		l.tick(now, changed, replay)
+		return u.clone(), nil
+	}
+	if !now.Before(r.p.ExpiresAt) {
+		return fail(newErr(CategoryExpired, "", "prepared transaction %s expired", in.PreparedID))
+	}
+	for _, cid := range r.p.Inputs {
+		if _, ok := st.contracts[cid]; !ok {
+			return fail(newErr(CategoryContention, "", "input contract %s was archived since prepare", cid))
+		}
+	}
+	ck := checker{st: st, actAs: r.p.ActAs, now: now, fixed: true, selected: r.selected}
+	pl, err := ck.check(r.p.Command)
+	if err != nil {
+		return fail(err)
+	}
+	st.dropPrepared(r)
+	u := l.commit(now, r.p.ActAs, r.p.CommandID, r.p.ID, r.p.Command.Kind(), pl)
+	if replay && in.UpdateID != u.UpdateID {
+		return Update{}, newErr(CategoryInternal, "replay", "execute diverged: recorded update %s, got %s", in.UpdateID, u.UpdateID)
+	}
+	in.UpdateID = u.UpdateID
+	l.record(in, replay)
+	return u, nil
+}
+
+// commit applies a checked plan as one update with the next offset and update id.
+func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind CommandKind, pl plan) Update {
+	st := l.st
+	st.offset++
+	u := &Update{Offset: st.offset, CommandID: commandID, PreparedID: preparedID, ActAs: actAs, Kind: kind, RecordTime: now}
+	pl.commit(&tx{st: st, u: u, off: st.offset})
+	u.UpdateID = st.newUpdateID()
+	st.retain(*u)
+	return u.clone()
+}
+
+// ---- Submit ----
+
+// Submit executes cmd at once for an internal (desk-signed) party; external parties are
+// refused with ErrForbidden (they Prepare and Execute). A command id that already took
+// effect returns its first Update and does nothing more.
+func (l *Ledger) Submit(actAs string, cmd Command, commandID string) (Update, error) {
+	const op = "submit"
+	var kind CommandKind
+	if cmd != nil {
+		kind = cmd.Kind()
+	}
+	f := l.decide(CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind})
+	if f.Reject != CategoryNone {
+		l.sleep(f.Delay)
+		return Update{}, newErr(f.Reject, op, "injected fault")
+	}
+	u, err := l.submit(actAs, cmd, commandID)
+	l.sleep(f.Delay)
+	if err != nil {
+		return Update{}, withOp(err, op)
+	}
+	if f.LoseAnswer {
+		return Update{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
+	}
+	return u, nil
+}
+
+func (l *Ledger) submit(actAs string, cmd Command, commandID string) (Update, error) {
+	cmd, err := normalizeCommand(cmd)
+	if err != nil {
+		return Update{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := &Input{Kind: InputSubmit, At: l.stamp(), ActAs: actAs, CommandID: commandID, Command: Envelope(cmd)}
+	return l.applySubmit(in, cmd, false)
+}
+
+func (l *Ledger) applySubmit(in *Input, cmd Command, replay bool) (Update, error) {
+	st := l.st
+	now := in.At
+	changed := l.advance(now)
+	fail := func(err error) (Update, error) {
+		l.tick(now, changed, replay)
+		return Update{}, err
+	}
+	party, ok := st.parties[in.ActAs]
+	if !ok {
+		return fail(newErr(CategoryNotFound, "", "unknown party %q", in.ActAs))
+	}
+	if party.External {
+		return fail(newErr(CategoryForbidden, "", "%s signs its own transactions: use Prepare and Execute", in.ActAs))
+	}
+	if !validID(in.CommandID) {
+		return fail(newErr(CategoryInvalid, "", "command id must be 1..%d bytes", maxIDLen))
+	}
+	if u, done := st.doneUpdate(in.CommandID); done {
+		l.tick(now, changed, replay)
+		return u.clone(), nil
+	}
+	ck := checker{st: st, actAs: in.ActAs, now: now}
+	pl, err := ck.check(cmd)
+	if err != nil {
+		return fail(err)
+	}
+	u := l.commit(now, in.ActAs, in.CommandID, "", cmd.Kind(), pl)
+	if replay && in.UpdateID != u.UpdateID {
+		return Update{}, newErr(CategoryInternal, "replay", "submit diverged: recorded update %s, got %s", in.UpdateID, u.UpdateID)
+	}
+	in.UpdateID = u.UpdateID
+	l.record(in, replay)
+	return u, nil
+}
+
+// ---- Delist ----
+
+// Delist removes an instrument from the catalog. Its holdings remain, and queries then
+// show their raw registry id as symbol; transfers, allocations and settlements of it
+// keep working (the registry still exists). Delisting twice is a no-op.
+func (l *Ledger) Delist(instrumentID string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := &Input{Kind: InputDelist, At: l.stamp(), Instrument: instrumentID}
+	return withOp(l.applyDelist(in, false), "delist")
+}
+
+func (l *Ledger) applyDelist(in *Input, replay bool) error {
+	st := l.st
+	changed := l.advance(in.At)
+	inst := st.instruments[in.Instrument]
+	if inst == nil || !inst.Listed {
+		l.tick(in.At, changed, replay)
+		if inst == nil {
+			return newErr(CategoryNotFound, "", "unknown instrument %q", in.Instrument)
+		}
+		return nil
+	}
+	st.acc.sub(instrumentSum(inst))
+	inst.Listed = false
+	st.acc.add(instrumentSum(inst))
+	l.record(in, replay)
+	return nil
+}

@@ -1,0 +1,361 @@
+package ledgersim
+
+import (
+	"container/heap"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"sort"
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// contract is the internal form of a live contract.
+type contract struct {
+	kind ContractKind
+	sum  [32]byte // its contribution to the digest
+	h    *Holding
+	ti   *TransferInstruction
+	al   *Allocation
+	pa   *Preapproval
+}
+
+type pendingOnboarding struct {
+	hint    string
+	pub     ed25519.PublicKey
+	ob      Onboarding
+	sum     [32]byte
+	expires time.Time
+}
+
+type preparedRec struct {
+	p        Prepared
+	selected []string // the holdings chosen by coin selection
+	sum      [32]byte
+}
+
+type updateRec struct {
+	u   Update
+	sum [32]byte
+}
+
+type ownerInst struct{ owner, instrument string }
+type legKey struct {
+	settlement SettlementRef
+	leg        string
+}
+
+// state is everything the digest covers. It is only touched under Ledger.mu.
+type state struct {
+	cfg     *Config
+	counter uint64 // id counter
+	offset  int64  // last update offset
+
+	parties        map[string]*Party
+	internalByHint map[string]string
+	pending        map[string]*pendingOnboarding
+	pendingExp     expiryHeap
+
+	instruments     map[string]*Instrument
+	instrumentOrder []string
+	supply          map[string]money.Decimal
+
+	contracts       map[string]*contract
+	holdingsByOwner map[string]map[string]struct{}
+	spendable       map[ownerInst]*holdingSet
+	lockExp         expiryHeap
+	inbox           map[string]map[string]struct{} // receiver → instruction cids
+	outbox          map[string]map[string]struct{} // sender → instruction cids
+	allocsByOwner   map[string]map[string]struct{}
+	allocLeg        map[legKey]string
+	preapprovals    map[string]string // receiver → cid
+	reservoir       string            // the faucet reservoir's party id
+
+	prepared  map[string]*preparedRec
+	prepExp   expiryHeap
+	refs      map[string]int // holding cid → live prepared transactions choosing it
+	tomb      map[string]struct{}
+	tombRing  fifo
+	updates   map[string]*updateRec
+	updRing   fifo
+	byCommand map[string]string // command id → update id
+	byPrep    map[string]string // prepared id → update id
+
+	acc digestAcc
+}
+
+func newState(cfg *Config) *state {
+	return &state{
+		cfg:             cfg,
+		parties:         map[string]*Party{},
+		internalByHint:  map[string]string{},
+		pending:         map[string]*pendingOnboarding{},
+		instruments:     map[string]*Instrument{},
+		supply:          map[string]money.Decimal{},
+		contracts:       map[string]*contract{},
+		holdingsByOwner: map[string]map[string]struct{}{},
+		spendable:       map[ownerInst]*holdingSet{},
+		inbox:           map[string]map[string]struct{}{},
+		outbox:          map[string]map[string]struct{}{},
+		allocsByOwner:   map[string]map[string]struct{}{},
+		allocLeg:        map[legKey]string{},
+		preapprovals:    map[string]string{},
+		prepared:        map[string]*preparedRec{},
+		refs:            map[string]int{},
+		tomb:            map[string]struct{}{},
+		updates:         map[string]*updateRec{},
+		byCommand:       map[string]string{},
+		byPrep:          map[string]string{},
+	}
+}
+
+// nextID returns 32 bytes derived from the seed, a domain tag and the id counter.
+func (st *state) nextID(tag byte) [32]byte {
+	st.counter++
+	var b [17]byte
+	binary.BigEndian.PutUint64(b[0:], st.cfg.Seed)
+	binary.BigEndian.PutUint64(b[8:], st.counter)
+	b[16] = tag
+	return sha256.Sum256(b[:])
+}
+
+func (st *state) newCID() string {
+	s := st.nextID('c')
+	return "00" + hex.EncodeToString(s[:])
+}
+
+func (st *state) newUpdateID() string {
+	s := st.nextID('u')
+	return "1220" + hex.EncodeToString(s[:])
+}
+
+func (st *state) newPreparedID() string {
+	s := st.nextID('p')
+	return "prep-" + hex.EncodeToString(s[:16])
+}
+
+// ---- sets ----
+
+func addTo(m map[string]map[string]struct{}, k, v string) {
+	s := m[k]
+	if s == nil {
+		s = map[string]struct{}{}
+		m[k] = s
+	}
+	s[v] = struct{}{}
+}
+
+func delFrom(m map[string]map[string]struct{}, k, v string) {
+	if s := m[k]; s != nil {
+		delete(s, v)
+		if len(s) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+func sortedKeys(s map[string]struct{}) []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ---- contracts ----
+
+func (st *state) addContract(c *contract, cid string) {
+	c.sum = contractSum(c)
+	st.contracts[cid] = c
+	st.acc.add(c.sum)
+	switch c.kind {
+	case ContractHolding:
+		h := c.h
+		addTo(st.holdingsByOwner, h.Owner, cid)
+		if h.Lock == nil {
+			st.spendableSet(h.Owner, h.Instrument).insert(h)
+		} else if !h.Lock.Expires.IsZero() {
+			heap.Push(&st.lockExp, expiry{at: h.Lock.Expires, id: cid})
+		}
+	case ContractTransferInstruction:
+		addTo(st.inbox, c.ti.Receiver, cid)
+		addTo(st.outbox, c.ti.Sender, cid)
+	case ContractAllocation:
+		addTo(st.allocsByOwner, c.al.Owner, cid)
+		st.allocLeg[legKey{c.al.Settlement, c.al.LegID}] = cid
+	case ContractPreapproval:
+		st.preapprovals[c.pa.Receiver] = cid
+	}
+}
+
+func (st *state) archive(cid string) {
+	c := st.contracts[cid]
+	if c == nil {
+		return
+	}
+	delete(st.contracts, cid)
+	st.acc.sub(c.sum)
+	switch c.kind {
+	case ContractHolding:
+		h := c.h
+		delFrom(st.holdingsByOwner, h.Owner, cid)
+		if s := st.spendable[ownerInst{h.Owner, h.Instrument}]; s != nil {
+			s.remove(h)
+			if len(s.hs) == 0 {
+				delete(st.spendable, ownerInst{h.Owner, h.Instrument})
+			}
+		}
+	case ContractTransferInstruction:
+		delFrom(st.inbox, c.ti.Receiver, cid)
+		delFrom(st.outbox, c.ti.Sender, cid)
+	case ContractAllocation:
+		delFrom(st.allocsByOwner, c.al.Owner, cid)
+		delete(st.allocLeg, legKey{c.al.Settlement, c.al.LegID})
+	case ContractPreapproval:
+		delete(st.preapprovals, c.pa.Receiver)
+	}
+}
+
+func (st *state) spendableSet(owner, instrument string) *holdingSet {
+	k := ownerInst{owner, instrument}
+	s := st.spendable[k]
+	if s == nil {
+		s = &holdingSet{}
+		st.spendable[k] = s
+	}
+	return s
+}
+
+func (st *state) holding(cid string) *Holding {
+	if c := st.contracts[cid]; c != nil && c.kind == ContractHolding {
+		return c.h
+	}
+	return nil
+}
+
+// advance applies everything the passage of time to now does: lapsed locks make their
+// holdings spendable, expired prepared transactions and onboardings are forgotten. It
+// runs only inside recorded inputs, at the input's time, so replay repeats it exactly.
+func (st *state) advance(now time.Time) {
+	for st.lockExp.Len() > 0 && !now.Before(st.lockExp.peek().at) {
+		e := heap.Pop(&st.lockExp).(expiry)
+		if h := st.holding(e.id); h != nil && h.Lock != nil && h.Lock.Expires.Equal(e.at) {
+			st.spendableSet(h.Owner, h.Instrument).insert(h)
+		}
+	}
+	for st.prepExp.Len() > 0 && !now.Before(st.prepExp.peek().at) {
+		e := heap.Pop(&st.prepExp).(expiry)
+		if r := st.prepared[e.id]; r != nil {
+			st.dropPrepared(r)
+			st.tombstone(e.id)
+		}
+	}
+	for st.pendingExp.Len() > 0 && !now.Before(st.pendingExp.peek().at) {
+		e := heap.Pop(&st.pendingExp).(expiry)
+		if p := st.pending[e.id]; p != nil && p.expires.Equal(e.at) {
+			st.acc.sub(p.sum)
+			delete(st.pending, e.id)
+		}
+	}
+}
+
+func (st *state) dropPrepared(r *preparedRec) {
+	delete(st.prepared, r.p.ID)
+	st.acc.sub(r.sum)
+	for _, cid := range r.selected {
+		if n := st.refs[cid]; n <= 1 {
+			delete(st.refs, cid)
+		} else {
+			st.refs[cid] = n - 1
+		}
+	}
+}
+
+func (st *state) tombstone(id string) {
+	st.tomb[id] = struct{}{}
+	st.tombRing.push(id)
+	for st.tombRing.len() > st.cfg.Limits.MaxPrepared {
+		delete(st.tomb, st.tombRing.pop())
+	}
+}
+
+// retain stores an update for Update() and deduplication, forgetting the oldest beyond
+// the limit.
+func (st *state) retain(u Update) {
+	r := &updateRec{u: u, sum: updateSum(&u)}
+	st.updates[u.UpdateID] = r
+	st.acc.add(r.sum)
+	st.byCommand[u.CommandID] = u.UpdateID
+	if u.PreparedID != "" {
+		st.byPrep[u.PreparedID] = u.UpdateID
+	}
+	st.updRing.push(u.UpdateID)
+	for st.updRing.len() > st.cfg.Limits.MaxRetainedUpdates {
+		old := st.updates[st.updRing.pop()]
+		delete(st.updates, old.u.UpdateID)
+		st.acc.sub(old.sum)
+		if st.byCommand[old.u.CommandID] == old.u.UpdateID {
+			delete(st.byCommand, old.u.CommandID)
+		}
+		if old.u.PreparedID != "" {
+			delete(st.byPrep, old.u.PreparedID)
+		}
+	}
+}
+
+func (st *state) doneUpdate(commandID string) (*Update, bool) {
+	id, ok := st.byCommand[commandID]
+	if !ok {
+		return nil, false
+	}
+	return &st.updates[id].u, true
+}
+
+// ---- helpers ----
+
+// expiry is an entry of an expiry heap, ordered by time then id.
+type expiry struct {
+	at time.Time
+	id string
+}
+
+type expiryHeap []expiry
+
+func (h expiryHeap) Len() int { return len(h) }
+func (h expiryHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].id < h[j].id
+}
+func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)   { *h = append(*h, x.(expiry)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+func (h expiryHeap) peek() expiry { return h[0] }
+
+// fifo is a bounded-use queue of strings.
+type fifo struct {
+	items []string
+	head  int
+}
+
+func (f *fifo) push(s string) { f.items = append(f.items, s) }
+func (f *fifo) len() int      { return len(f.items) - f.head }
+func (f *fifo) pop() string {
+	s := f.items[f.head]
+	f.items[f.head] = ""
+	f.head++
+	if f.head > 1024 && f.head*2 > len(f.items) {
+		f.items = append([]string(nil), f.items[f.head:]...)
+		f.head = 0
+	}
+	return s
+}

@@ -1,0 +1,247 @@
+package ledgersim
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// sellTrade builds DESIGN decision 2's SELL example: the taker sells qty base at price p.
+type trade struct {
+	ref    SettlementRef
+	legs   []Leg
+	allocs []struct {
+		party string
+		a     Allocate
+	}
+}
+
+func sellTrade(e *env, id, maker, taker, base, quote string, qty, price money.Decimal, bps int) trade {
+	q := qty.MulHalfEven(price)
+	fee := money.Fee(q, bps)
+	ref := SettlementRef{Executor: e.op, ID: id}
+	sb := e.clk.Now().Add(15 * time.Minute)
+	mk := func(leg string, side Side, inst string, amt money.Decimal) Allocate {
+		return Allocate{Settlement: ref, LegID: leg, Side: side, Instrument: inst, Amount: amt, SettleBefore: sb}
+	}
+	tr := trade{ref: ref, legs: []Leg{
+		{Sender: taker, Receiver: maker, Instrument: base, Amount: qty},
+		{Sender: maker, Receiver: taker, Instrument: quote, Amount: q.Sub(fee)},
+		{Sender: maker, Receiver: e.fees, Instrument: quote, Amount: fee},
+	}}
+	add := func(p string, a Allocate) {
+		tr.allocs = append(tr.allocs, struct {
+			party string
+			a     Allocate
+		}{p, a})
+	}
+	add(maker, mk("maker-base", SideReceive, base, qty))
+	add(maker, mk("maker-quote", SideSend, quote, q))
+	add(taker, mk("taker-base", SideSend, base, qty))
+	add(taker, mk("taker-quote", SideReceive, quote, q.Sub(fee)))
+	add(e.fees, mk("fee-quote", SideReceive, quote, fee))
+	return tr
+}
+
+func (e *env) allocateAll(tr trade) []string {
+	e.t.Helper()
+	var cids []string
+	for _, a := range tr.allocs {
+		u := e.must(a.party, a.a)
+		cids = append(cids, u.Allocation)
+	}
+	return cids
+}
+
+func TestSellTradeSettles(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	maker, taker := e.external("maker1"), e.external("taker1")
+	e.fund(maker, "USDCx", "1000")
+	e.fund(taker, "CBTC", "0.5")
+	tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1234.56789"), 25)
+	// q = 123.456789, fee = 0.3086419725 → taker gets 123.1481470275
+	cids := e.allocateAll(tr)
+	e.wantFree(maker, "USDCx", "876.543211")
+	if got := e.locked(maker, "USDCx"); !got.Equal(d("123.456789")) {
+		t.Fatalf("maker locked %s", got)
+	}
+	e.wantFree(taker, "CBTC", "0.4")
+	e.check()
+	before := e.l.Offset()
+	u := e.must(e.op, Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: cids})
+	if u.Offset != before+1 || len(u.UpdateID) != 68 || u.UpdateID[:4] != "1220" {
+		t.Fatalf("update id/offset: %+v", u)
+	}
+	if len(u.Receipts) != 3 {
+		t.Fatalf("receipts %v", u.Receipts)
+	}
+	for i, cid := range u.Receipts {
+		c, err := e.l.Contract(cid)
+		if err != nil || c.Holding.Owner != tr.legs[i].Receiver || !c.Holding.Amount.Equal(tr.legs[i].Amount) {
+			t.Fatalf("receipt %d: %+v %v", i, c.Holding, err)
+		}
+	}
+	e.wantFree(maker, "CBTC", "0.1")
+	e.wantFree(maker, "USDCx", "876.543211")
+	e.wantFree(taker, "USDCx", "123.1481470275")
+	e.wantFree(taker, "CBTC", "0.4")
+	e.wantFree(e.fees, "USDCx", "0.3086419725")
+	for _, p := range []string{maker, taker} {
+		for _, b := range e.l.Balances(p) {
+			if !b.Locked.IsZero() {
+				t.Fatalf("%s still has locked %s", p, b.Instrument)
+			}
+		}
+	}
+	for _, cid := range cids {
+		if _, err := e.l.Allocation(cid); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("allocation %s survived settlement", cid)
+		}
+	}
+	got, err := e.l.Update(u.UpdateID)
+	if err != nil || got.Offset != u.Offset {
+		t.Fatalf("Update(%s) = %+v, %v", u.UpdateID, got, err)
+	}
+	e.check()
+	// Settling again: every allocation is gone.
+	_, err = e.l.Submit(e.op, Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: cids}, "settle-again")
+	wantCat(t, err, CategoryNotFound)
+}
+
+func TestSettleAllOrNothing(t *testing.T) {
+	type mutate func(e *env, tr *trade, cids []string) (Settle, string)
+	cases := []struct {
+		name string
+		f    mutate
+		want Category
+	}{
+		{"missing allocation", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: c[:4]}, e.op
+		}, CategoryMismatch},
+		{"wrong amount", func(e *env, tr *trade, c []string) (Settle, string) {
+			legs := append([]Leg(nil), tr.legs...)
+			legs[0].Amount = d("0.2")
+			return Settle{Settlement: tr.ref, Legs: legs, Allocations: c}, e.op
+		}, CategoryMismatch},
+		{"not the executor", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: c}, e.house
+		}, CategoryForbidden},
+		{"other settlement", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: SettlementRef{Executor: e.op, ID: "other"}, Legs: tr.legs, Allocations: c}, e.op
+		}, CategoryMismatch},
+		{"unused allocation", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Legs: tr.legs[:2], Allocations: c}, e.op
+		}, CategoryMismatch},
+		{"unknown allocation", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: append(c[:4:4], "00ff")}, e.op
+		}, CategoryNotFound},
+		{"duplicate allocation", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: append(c[:5:5], c[0])}, e.op
+		}, CategoryInvalid},
+		{"no legs", func(e *env, tr *trade, c []string) (Settle, string) {
+			return Settle{Settlement: tr.ref, Allocations: c}, e.op
+		}, CategoryInvalid},
+		{"expired", func(e *env, tr *trade, c []string) (Settle, string) {
+			e.clk.Advance(16 * time.Minute)
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: c}, e.op
+		}, CategoryExpired},
+		{"withdrawn allocation", func(e *env, tr *trade, c []string) (Settle, string) {
+			e.must(tr.allocs[2].party, WithdrawAllocation{Allocation: c[2]})
+			return Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: c}, e.op
+		}, CategoryNotFound},
+		{"self leg", func(e *env, tr *trade, c []string) (Settle, string) {
+			legs := append([]Leg(nil), tr.legs...)
+			legs[0].Receiver = legs[0].Sender
+			return Settle{Settlement: tr.ref, Legs: legs, Allocations: c}, e.op
+		}, CategoryInvalid},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, ProfileTestnet)
+			maker, taker := e.external("maker1"), e.external("taker1")
+			e.fund(maker, "USDCx", "1000")
+			e.fund(taker, "CBTC", "0.5")
+			tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1000"), 30)
+			cids := e.allocateAll(tr)
+			s, actor := tc.f(e, &tr, cids)
+			digest, off := e.l.Digest(), e.l.Offset()
+			_, err := e.l.Submit(actor, s, "settle")
+			wantCat(t, err, tc.want)
+			if e.l.Offset() != off {
+				t.Fatal("a failed settlement assigned an offset")
+			}
+			if tc.name != "expired" && e.l.Digest() != digest {
+				t.Fatal("a failed settlement changed the state")
+			}
+			e.check()
+		})
+	}
+}
+
+func TestCancelReleasesAllocation(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	maker := e.external("maker1")
+	e.fund(maker, "USDCx", "100")
+	ref := SettlementRef{Executor: e.op, ID: "s1"}
+	a := Allocate{Settlement: ref, LegID: "maker-quote", Side: SideSend, Instrument: "USDCx", Amount: d("40"), SettleBefore: t0.Add(time.Hour)}
+	u := e.must(maker, a)
+	e.wantFree(maker, "USDCx", "60")
+	// Same leg again → already exists.
+	_, err := e.run(maker, a, "dup-leg")
+	wantCat(t, err, CategoryAlreadyExists)
+	// A stranger may not cancel.
+	_, err = e.l.Submit(e.house, CancelAllocation{Allocation: u.Allocation}, "c1")
+	wantCat(t, err, CategoryForbidden)
+	// The executor may.
+	cu := e.must(e.op, CancelAllocation{Allocation: u.Allocation})
+	if len(cu.Released) != 1 {
+		t.Fatalf("released %v", cu.Released)
+	}
+	e.wantFree(maker, "USDCx", "100")
+	// Withdraw by a non-owner is forbidden; by the owner fine.
+	u = e.must(maker, a)
+	_, err = e.l.Submit(e.op, WithdrawAllocation{Allocation: u.Allocation}, "w1")
+	wantCat(t, err, CategoryForbidden)
+	e.must(maker, WithdrawAllocation{Allocation: u.Allocation})
+	e.wantFree(maker, "USDCx", "100")
+	e.check()
+}
+
+func TestAllocateErrors(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	maker := e.external("maker1")
+	e.fund(maker, "USDCx", "100")
+	ref := SettlementRef{Executor: e.op, ID: "s1"}
+	base := Allocate{Settlement: ref, LegID: "l", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	cases := []struct {
+		name string
+		mod  func(a *Allocate)
+		want Category
+	}{
+		{"ok", func(a *Allocate) {}, CategoryNone},
+		{"insufficient", func(a *Allocate) { a.Amount = d("1000") }, CategoryInsufficientFunds},
+		{"no holdings", func(a *Allocate) { a.Instrument = "CBTC" }, CategoryInsufficientFunds},
+		{"unknown instrument", func(a *Allocate) { a.Instrument = "XYZ" }, CategoryNotFound},
+		{"unknown executor", func(a *Allocate) { a.Settlement.Executor = "nobody::1220" }, CategoryNotFound},
+		{"zero amount", func(a *Allocate) { a.Amount = money.Zero }, CategoryInvalid},
+		{"too many decimals", func(a *Allocate) { a.Instrument = "CBTC"; a.Amount = d("0.000000001") }, CategoryInvalid},
+		{"bad side", func(a *Allocate) { a.Side = 7 }, CategoryInvalid},
+		{"no settleBefore", func(a *Allocate) { a.SettleBefore = time.Time{} }, CategoryInvalid},
+		{"settleBefore passed", func(a *Allocate) { a.SettleBefore = t0.Add(-time.Second) }, CategoryExpired},
+		{"allocateBefore passed", func(a *Allocate) { a.AllocateBefore = t0.Add(-time.Second) }, CategoryExpired},
+		{"allocateBefore after settleBefore", func(a *Allocate) { a.AllocateBefore = t0.Add(2 * time.Hour) }, CategoryInvalid},
+		{"empty leg", func(a *Allocate) { a.LegID = "" }, CategoryInvalid},
+		{"receive needs no funds", func(a *Allocate) { a.Side = SideReceive; a.Amount = d("1000000"); a.LegID = "r" }, CategoryNone},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := base
+			a.LegID = tc.name
+			tc.mod(&a)
+			_, err := e.l.Prepare(maker, a, "alloc-"+string(rune('a'+i)))
+			wantCat(t, err, tc.want)
+		})
+	}
+}

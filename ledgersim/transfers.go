@@ -1,0 +1,180 @@
+package ledgersim
+
+import "github.com/deskco/rfqdesk/money"
+
+type transferPlan struct {
+	cmd      Transfer
+	sender   string
+	in       *Instrument
+	holdings []*Holding
+	sum      money.Decimal
+}
+
+// transfer checks a transfer through the instrument's transfer factory, with the
+// profile's rules: on sandbox neither the faucet reservoir nor an external party may
+// send (no faucet, no withdraw); on mainnet the reservoir may not send (no faucet); on
+// testnet and mainnet the native coin reaches only a party with a preapproval.
+func (c *checker) transfer(tr Transfer) (plan, error) {
+	if c.actAs == tr.Receiver {
+		return nil, newErr(CategoryInvalid, "", "a transfer to oneself")
+	}
+	if err := c.party(tr.Receiver, "receiver"); err != nil {
+		return nil, err
+	}
+	in, err := c.instrument(tr.Instrument)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAmount(in, tr.Amount); err != nil {
+		return nil, err
+	}
+	if len(tr.Reason) > maxIDLen {
+		return nil, newErr(CategoryInvalid, "", "reason longer than %d bytes", maxIDLen)
+	}
+	prof := c.st.cfg.Profile
+	if c.st.isReservoir(c.actAs) && !prof.FaucetEnabled() {
+		return nil, newErr(CategoryNotSupported, "", "no faucet on %s", prof)
+	}
+	if c.st.parties[c.actAs].External && !prof.WithdrawEnabled() {
+		return nil, newErr(CategoryNotSupported, "", "no transfers out on %s", prof)
+	}
+	if in.Native && prof.PreapprovalRequired() {
+		if _, ok := c.st.preapprovals[tr.Receiver]; !ok {
+			return nil, newErr(CategoryPreapprovalRequired, "", "%s has no transfer preapproval for %s", tr.Receiver, in.ID)
+		}
+	}
+	if !tr.ExecuteBefore.IsZero() && !c.now.Before(tr.ExecuteBefore) {
+		return nil, newErr(CategoryExpired, "", "executeBefore has passed")
+	}
+	p := &transferPlan{cmd: tr, sender: c.actAs, in: in}
+	p.holdings, p.sum, err = c.pick(c.actAs, tr.Instrument, tr.Amount)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *transferPlan) inputs() []string { return cidsOf(p.holdings) }
+func (p *transferPlan) chosen() []string { return cidsOf(p.holdings) }
+
+func (p *transferPlan) commit(t *tx) {
+	tr := p.cmd
+	cid := t.newCID()
+	ti := &TransferInstruction{
+		CID: cid, Sender: p.sender, Receiver: tr.Receiver, Instrument: tr.Instrument, Admin: p.in.Admin,
+		Amount: tr.Amount, ExecuteBefore: tr.ExecuteBefore, Reason: tr.Reason, Locked: t.newCID(), CreatedOffset: t.off,
+	}
+	t.add(&contract{kind: ContractTransferInstruction, ti: ti}, cid)
+	t.u.TransferInstruction = cid
+	for _, h := range p.holdings {
+		t.archive(h.CID)
+	}
+	lock := &Lock{Holders: []string{p.in.Admin}, Expires: tr.ExecuteBefore, Context: "transfer " + cid}
+	t.createHolding(ti.Locked, p.sender, p.in, tr.Amount, lock)
+	if change := p.sum.Sub(tr.Amount); change.Sign() > 0 {
+		t.createHolding("", p.sender, p.in, change, nil)
+	}
+}
+
+type acceptPlan struct{ ti *TransferInstruction }
+
+func (c *checker) instruction(cid string) (*TransferInstruction, error) {
+	k := c.st.contracts[cid]
+	if k == nil || k.kind != ContractTransferInstruction {
+		return nil, c.missing("transfer instruction", cid)
+	}
+	return k.ti, nil
+}
+
+func (c *checker) acceptTransfer(a AcceptTransfer) (plan, error) {
+	ti, err := c.instruction(a.Instruction)
+	if err != nil {
+		return nil, err
+	}
+	if c.actAs != ti.Receiver {
+		return nil, newErr(CategoryForbidden, "", "only the receiver accepts transfer %s", ti.CID)
+	}
+	if !ti.ExecuteBefore.IsZero() && !c.now.Before(ti.ExecuteBefore) {
+		return nil, newErr(CategoryExpired, "", "transfer %s expired", ti.CID)
+	}
+	if h := c.st.holding(ti.Locked); h == nil || h.Lock == nil || h.Lock.Context != "transfer "+ti.CID {
+		return nil, c.missing("locked holding of transfer", ti.CID)
+	}
+	return &acceptPlan{ti: ti}, nil
+}
+
+func (p *acceptPlan) inputs() []string { return []string{p.ti.CID, p.ti.Locked} }
+func (p *acceptPlan) chosen() []string { return nil }
+
+func (p *acceptPlan) commit(t *tx) {
+	ti := p.ti
+	in := t.st.instruments[ti.Instrument]
+	t.archive(ti.CID)
+	t.archive(ti.Locked)
+	t.u.Receipts = append(t.u.Receipts, t.createHolding("", ti.Receiver, in, ti.Amount, nil))
+}
+
+type endTransferPlan struct {
+	ti     *TransferInstruction
+	locked bool
+}
+
+func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
+	ti, err := c.instruction(cid)
+	if err != nil {
+		return nil, err
+	}
+	if bySender && c.actAs != ti.Sender {
+		return nil, newErr(CategoryForbidden, "", "only the sender withdraws transfer %s", cid)
+	}
+	if !bySender && c.actAs != ti.Receiver {
+		return nil, newErr(CategoryForbidden, "", "only the receiver rejects transfer %s", cid)
+	}
+	p := &endTransferPlan{ti: ti}
+	if h := c.st.holding(ti.Locked); h != nil && h.Lock != nil && h.Lock.Context == "transfer "+cid {
+		p.locked = true
+	}
+	return p, nil
+}
+
+func (p *endTransferPlan) inputs() []string {
+	if p.locked {
+		return []string{p.ti.CID, p.ti.Locked}
+	}
+	return []string{p.ti.CID}
+}
+func (p *endTransferPlan) chosen() []string { return nil }
+
+func (p *endTransferPlan) commit(t *tx) {
+	t.archive(p.ti.CID)
+	if p.locked {
+		t.release(p.ti.Locked, "transfer "+p.ti.CID)
+	}
+}
+
+type preapprovalPlan struct {
+	receiver string
+	existing string
+	noop     bool
+}
+
+func (c *checker) preapproval() (plan, error) {
+	p := &preapprovalPlan{receiver: c.actAs, noop: !c.st.cfg.Profile.PreapprovalRequired()}
+	p.existing = c.st.preapprovals[c.actAs]
+	return p, nil
+}
+
+func (p *preapprovalPlan) inputs() []string { return nil }
+func (p *preapprovalPlan) chosen() []string { return nil }
+
+func (p *preapprovalPlan) commit(t *tx) {
+	switch {
+	case p.noop:
+	case p.existing != "":
+		t.u.Preapproval = p.existing
+	default:
+		cid := t.newCID()
+		t.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: p.receiver, CreatedOffset: t.off}}, cid)
+		t.u.Preapproval = cid
+	}
+}
