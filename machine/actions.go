@@ -1,0 +1,376 @@
+package machine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Continuation kinds of the action queue.
+const (
+	contExecute ContKind = "execute"
+)
+
+// MaxBatch is the largest batch POST /tx/execute takes.
+const MaxBatch = 50
+
+// actionSpec describes an action to create once its transaction is prepared.
+type actionSpec struct {
+	Party       string
+	Purpose     string
+	Description string
+	ExpiresAt   time.Time // capped at the action lifetime
+	Flow        FlowKind
+	FlowID      string
+	LegID       string
+	TradeID     string
+}
+
+// newAction records a prepared transaction as an action waiting on spec.Party's signature,
+// announces it with sign.requested and schedules its expiry.
+func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
+	expires := a.d.Now.Add(a.d.Cfg.ActionLifetime)
+	if !spec.ExpiresAt.IsZero() && spec.ExpiresAt.Before(expires) {
+		expires = spec.ExpiresAt
+	}
+	if !res.ExpiresAt.IsZero() && res.ExpiresAt.Before(expires) {
+		expires = res.ExpiresAt
+	}
+	x := &Action{
+		ID:          a.d.IDs.New(prefixAction),
+		State:       ActionPending,
+		Party:       spec.Party,
+		Purpose:     spec.Purpose,
+		Description: spec.Description,
+		Hash:        append([]byte(nil), res.Hash...),
+		PreparedID:  res.PreparedID,
+		CreatedAt:   a.d.Now,
+		ExpiresAt:   expires,
+		Flow:        spec.Flow,
+		FlowID:      spec.FlowID,
+		LegID:       spec.LegID,
+		TradeID:     spec.TradeID,
+	}
+	a.d.Actions[x.ID] = x
+	a.at(x.ExpiresAt, DLAction, x.ID)
+	a.emit(x.Party, EvSignRequested, x.dto())
+	return x
+}
+
+// dto renders an action on the wire.
+func (x *Action) dto() SignActionDTO {
+	return SignActionDTO{
+		ID: x.ID, Kind: "hash", Purpose: x.Purpose, Description: x.Description, Hash: x.Hash,
+		TradeID: x.TradeID, CreatedAt: WireTime(x.CreatedAt), ExpiresAt: WireTime(x.ExpiresAt),
+	}
+}
+
+// actionDTOs renders the named actions that are still waiting.
+func (d *Desk) actionDTOs(ids []string) []SignActionDTO {
+	out := []SignActionDTO{}
+	for _, id := range ids {
+		if x, ok := d.Actions[id]; ok {
+			out = append(out, x.dto())
+		}
+	}
+	return out
+}
+
+// finishAction takes an action out of the queue with its outcome, remembers it for a
+// blind resend until its expiry, and sends sign.completed.
+func (a *applier) finishAction(x *Action, t Trigger) {
+	if err := a.d.m().action.fire(x, t); err != nil {
+		return
+	}
+	delete(a.d.Actions, x.ID)
+	until := x.ExpiresAt
+	if !until.After(a.d.Now) {
+		until = a.d.Now.Add(time.Minute)
+	}
+	a.d.DoneActions[x.ID] = &DoneAction{ID: x.ID, Party: x.Party, Outcome: x.State, Until: until}
+	a.at(until, DLDoneAction, x.ID)
+	a.emit(x.Party, EvSignCompleted, ActionIDPayload{ActionID: x.ID})
+}
+
+// dropAction removes an action whose flow died (quote revoked, trade failed, withdrawal
+// superseded). Nothing happens to an action that already left the queue.
+func (a *applier) dropAction(id string) {
+	if x, ok := a.d.Actions[id]; ok {
+		a.finishAction(x, TrigDrop)
+	}
+}
+
+func (a *applier) forgetDoneAction(id string) {
+	if done, ok := a.d.DoneActions[id]; ok && !done.Until.After(a.d.Now) {
+		delete(a.d.DoneActions, id)
+	}
+}
+
+// expireAction ends an action whose lifetime passed unsigned. One whose execute is with the
+// ledger is left to the ledger's answer.
+func (a *applier) expireAction(id string) {
+	x, ok := a.d.Actions[id]
+	if !ok || x.State != ActionPending || x.ExpiresAt.After(a.d.Now) {
+		return
+	}
+	a.finishAction(x, TrigExpire)
+	a.actionLost(x, LedgerExpired, "the action expired unsigned")
+}
+
+// executeActions is POST /tx/execute in both forms. Entries that can be refused at once are;
+// the others go to the ledger and the reply waits for their outcomes (at most ExecuteWait,
+// after which the batch form reports them in-flight).
+func (a *applier) executeActions(caller *Party, c ExecuteActions) {
+	if len(c.Entries) == 0 || len(c.Entries) > MaxBatch {
+		a.refuse(badRequest("a batch holds 1 to %d signatures, got %d", MaxBatch, len(c.Entries)))
+		return
+	}
+	held := &HeldReply{Seq: a.seq, Kind: contExecute, Party: caller.ID, Batch: c.Batch, Entries: make([]ExecEntry, len(c.Entries))}
+	seen := map[string]bool{}
+	for i, e := range c.Entries {
+		held.Entries[i].ActionID = e.ActionID
+		if seen[e.ActionID] {
+			held.Entries[i].fail(badRequest("action %q appears twice in the batch", e.ActionID), false)
+			continue
+		}
+		seen[e.ActionID] = true
+		if refusal, retry := a.checkExecutable(caller, e); refusal != nil {
+			held.Entries[i].fail(refusal, retry)
+			continue
+		}
+		x := a.d.Actions[e.ActionID]
+		_ = a.d.m().action.fire(x, TrigExecute)
+		x.Attempt++
+		held.Waiting++
+		a.call(LedgerCall{
+			CommandID:  fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt),
+			Op:         OpExecute,
+			ActAs:      x.Party,
+			PreparedID: x.PreparedID,
+			Signature:  append([]byte(nil), e.Signature...),
+		}, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: fmt.Sprint(i)})
+	}
+	if held.Waiting == 0 {
+		a.answerExecute(held)
+		return
+	}
+	a.d.Held[a.seq] = held
+	a.d.Deadlines.add(a.d.Now.Add(a.d.Cfg.ExecuteWait), DLExecuteWait, "", a.seq)
+}
+
+// checkExecutable refuses an entry that cannot go to the ledger: unknown, another party's,
+// finished, expired, or already executing.
+func (a *applier) checkExecutable(caller *Party, e SignedAction) (*APIError, bool) {
+	x, ok := a.d.Actions[e.ActionID]
+	if !ok || x.Party != caller.ID {
+		if done, ok := a.d.DoneActions[e.ActionID]; ok && done.Party == caller.ID {
+			switch done.Outcome {
+			case ActionDone:
+				return conflict("action %s already executed; it will not run again", e.ActionID), false
+			case ActionExpired:
+				return gone("action %s expired before it was signed", e.ActionID), false
+			default:
+				return conflict("action %s was cancelled with its flow", e.ActionID), false
+			}
+		}
+		return notFound("unknown action %q", e.ActionID), false
+	}
+	if x.State == ActionExecuting {
+		return apiErr(409, CodeRetryLater, "action %s is executing; check GET /tx/pending", x.ID), true
+	}
+	if !x.ExpiresAt.After(a.d.Now) {
+		return gone("action %s expired before it was signed", x.ID), false
+	}
+	if len(e.Signature) != 64 {
+		return badRequest("signature must be a base64 64-byte Ed25519 signature"), false
+	}
+	return nil, false
+}
+
+// fail records a refusal on an entry.
+func (e *ExecEntry) fail(err *APIError, retryable bool) {
+	e.Status = "error"
+	e.Error = err.Message
+	e.Retryable = &retryable
+	e.HTTPError = err
+}
+
+// executed handles the ledger's answer to one execute.
+func (a *applier) executed(cont *Continuation, res LedgerResult) {
+	x, ok := a.d.Actions[cont.Entity]
+	var refusal *APIError
+	retry := false
+	switch {
+	case !ok || x.State != ActionExecuting:
+		// The action left the queue while executing (its flow died); a success still counts
+		// on the ledger, and the flow's own cleanup releases what it created.
+		if ok {
+			break
+		}
+		if res.Failure == nil {
+			a.lateExecution(cont.Entity, res)
+		}
+		refusal = conflict("the action's flow ended while it executed")
+	case res.Failure == nil:
+		a.finishAction(x, TrigExecuted)
+		a.actionExecuted(x, res)
+	default:
+		refusal, retry = a.executeFailed(x, res.Failure)
+	}
+	a.settleEntry(cont, refusal, retry)
+}
+
+// executeFailed decides what a failed execute means for the action and its flow.
+func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
+	switch f.Category {
+	case LedgerBadSignature:
+		_ = a.d.m().action.fire(x, TrigExecuteRejected)
+		return badRequest("the signature does not verify over the action's hash with the party key"), false
+	case LedgerUnavailable, LedgerInternal, LedgerUnknownOutcome:
+		_ = a.d.m().action.fire(x, TrigExecuteRejected)
+		if !x.ExpiresAt.After(a.d.Now) {
+			a.expireAction(x.ID)
+		}
+		return unavailable(CodeRetryLater, "the ledger is unavailable or busy: %s", f.Message), true
+	case LedgerExpired:
+		a.finishAction(x, TrigExpire)
+		a.actionLost(x, f.Category, f.Message)
+		return gone("the action expired on the ledger: %s", f.Message), false
+	default:
+		// contention, insufficient funds, a spent contract, a refused command: the action
+		// cannot run any more, so it leaves the queue and its flow decides what follows.
+		a.finishAction(x, TrigDrop)
+		a.actionLost(x, f.Category, f.Message)
+		if f.Category == LedgerInsufficientFunds {
+			return apiErr(409, CodeInsufficientFunds, "free holdings no longer cover the action: %s", f.Message), false
+		}
+		if f.Category == LedgerRejected || f.Category == LedgerForbidden {
+			return badGateway("the ledger rejected the command: %s", f.Message), false
+		}
+		return conflict("the action's contract is spent or contended: %s", f.Message), false
+	}
+}
+
+// settleEntry records one entry's outcome and answers the request once all are known.
+func (a *applier) settleEntry(cont *Continuation, refusal *APIError, retry bool) {
+	held, ok := a.d.Held[cont.ReqSeq]
+	if !ok {
+		return
+	}
+	var idx int
+	if _, err := fmt.Sscan(cont.Aux, &idx); err != nil || idx < 0 || idx >= len(held.Entries) {
+		return
+	}
+	e := &held.Entries[idx]
+	if e.Status != "" {
+		return
+	}
+	if refusal != nil {
+		e.fail(refusal, retry)
+	} else {
+		e.Status = "executed"
+	}
+	held.Waiting--
+	if held.Waiting == 0 {
+		a.answerExecute(held)
+	}
+}
+
+// executeWaitOver answers a POST /tx/execute whose ledger outcomes are not all known yet.
+func (a *applier) executeWaitOver(seq uint64) {
+	held, ok := a.d.Held[seq]
+	if !ok || held.Kind != contExecute {
+		return
+	}
+	for i := range held.Entries {
+		if held.Entries[i].Status == "" {
+			held.Entries[i].Status = "in-flight"
+		}
+	}
+	a.answerExecute(held)
+}
+
+// answerExecute sends the answer of a POST /tx/execute.
+func (a *applier) answerExecute(held *HeldReply) {
+	delete(a.d.Held, held.Seq)
+	if held.Batch {
+		dto := ExecBatchDTO{Results: make([]ExecResultDTO, len(held.Entries))}
+		for i, e := range held.Entries {
+			dto.Results[i] = ExecResultDTO{ActionID: e.ActionID, Status: e.Status, Error: e.Error, Retryable: e.Retryable}
+		}
+		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: 200, Body: dto})
+		return
+	}
+	e := held.Entries[0]
+	switch e.Status {
+	case "executed":
+		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: 200, Body: OKDTO{OK: true}})
+	case "in-flight":
+		err := unavailable(CodeRetryLater, "the ledger has not answered yet; the outcome will show in GET /tx/pending and the stream")
+		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: err.Status, Err: err})
+	default:
+		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: e.HTTPError.Status, Err: e.HTTPError})
+	}
+}
+
+// ---- Flow hooks: what an action's outcome means to the flow it belongs to ----
+
+// actionExecuted tells the action's flow that its transaction committed.
+func (a *applier) actionExecuted(x *Action, res LedgerResult) {
+	switch x.Flow {
+	case FlowQuote:
+		a.quoteAllocationLanded(x.FlowID, x.LegID, res.AllocationCID)
+	case FlowTrade:
+		a.tradeAllocationLanded(x.FlowID, x.LegID, res.AllocationCID)
+	case FlowDeposit:
+		a.depositAccepted(x)
+	case FlowWithdraw:
+		a.withdrawalSent(x)
+	}
+}
+
+// actionLost tells the action's flow that the action left the queue without executing
+// (expired, or its transaction can no longer run).
+func (a *applier) actionLost(x *Action, category, why string) {
+	switch x.Flow {
+	case FlowQuote:
+		a.quoteFundingLost(x.FlowID, category, why)
+	case FlowTrade:
+		a.tradeActionLost(x.FlowID, x.LegID, category, why)
+	case FlowDeposit:
+		a.depositActionGone(x)
+	case FlowWithdraw:
+		a.withdrawalActionGone(x)
+	}
+}
+
+// lateExecution handles a transaction that committed after its action had left the queue
+// (its flow died while the execute was with the ledger): whatever it locked is released.
+func (a *applier) lateExecution(actionID string, res LedgerResult) {
+	if res.AllocationCID != "" {
+		a.cancelAllocation(res.AllocationCID, actionID+":late")
+	}
+}
+
+// ---- Ledger results ----
+
+// ledgerResult routes a ledger answer to the flow waiting for it. An answer nobody waits
+// for (a duplicate after a restart) changes nothing.
+func (a *applier) ledgerResult(res LedgerResult) {
+	cont, ok := a.d.Pending[res.CommandID]
+	if !ok {
+		return
+	}
+	delete(a.d.Pending, res.CommandID)
+	switch cont.Kind {
+	case contOnboard:
+		a.onboarded(cont, res)
+	case contComplete:
+		a.onboardingCompleted(cont, res)
+	case contPreapproval:
+		// Best effort by design: a failure shows only as funds not arriving.
+	case contExecute:
+		a.executed(cont, res)
+	default:
+		a.flowResult(cont, res)
+	}
+}

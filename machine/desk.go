@@ -1,0 +1,303 @@
+package machine
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Desk is the whole state of the desk. Every field is plain data (it is what a snapshot
+// saves); the configured entity machines are rebuilt by NewDesk and Restore.
+type Desk struct {
+	Cfg Config `json:"cfg"`
+	IDs IDGen  `json:"ids"`
+	// Now is the time of the last input applied; inputs never move it backwards.
+	Now time.Time `json:"now"`
+
+	Parties       map[string]*Party        `json:"parties"`       // by party id
+	HintIndex     map[string]string        `json:"hintIndex"`     // hint → party id
+	KeyIndex      map[string]string        `json:"keyIndex"`      // API key hash → party id
+	Registrations map[string]*Registration `json:"registrations"` // by registration id
+	Challenges    map[string]*Challenge    `json:"challenges"`    // by challenge text
+	Sockets       map[uint64]*Socket       `json:"sockets"`
+
+	RFQs    map[string]*RFQ    `json:"rfqs"`
+	Quotes  map[string]*Quote  `json:"quotes"`
+	Trades  map[string]*Trade  `json:"trades"`
+	Actions map[string]*Action `json:"actions"`
+	// DoneActions remembers recently finished actions (until their expiry) so that a blind
+	// resend is told the entry already ran rather than that it never existed.
+	DoneActions map[string]*DoneAction `json:"doneActions"`
+
+	// Deposits tracks transfer-accept actions per instruction, so re-accepting returns the
+	// action already pending; Withdrawals the withdrawal awaiting signature per party+symbol.
+	Deposits    map[string]string    `json:"deposits"`    // instruction cid → action id
+	Withdrawals map[string]string    `json:"withdrawals"` // party|symbol → action id
+	FaucetNext  map[string]time.Time `json:"faucetNext"`  // party → earliest next draw
+
+	// Pending maps the command id of every ledger call in flight to what to do with its result.
+	Pending map[string]*Continuation `json:"pending"`
+	// Held are replies that wait on ledger results, by the sequence number of their request.
+	Held map[uint64]*HeldReply `json:"held"`
+
+	Deadlines deadlineQueue `json:"deadlines"`
+
+	mach *machines // the configured entity machines; not state
+}
+
+// m returns the configured entity machines, building them on first use (also after a
+// desk was restored from a snapshot).
+func (d *Desk) m() *machines {
+	if d.mach == nil {
+		d.mach = buildMachines()
+	}
+	return d.mach
+}
+
+// NewDesk returns an empty desk for a validated configuration.
+func NewDesk(cfg Config) (*Desk, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("desk configuration: %w", err)
+	}
+	d := &Desk{
+		Cfg:           cfg,
+		IDs:           IDGen{Seed: cfg.Seed},
+		Parties:       map[string]*Party{},
+		HintIndex:     map[string]string{},
+		KeyIndex:      map[string]string{},
+		Registrations: map[string]*Registration{},
+		Challenges:    map[string]*Challenge{},
+		Sockets:       map[uint64]*Socket{},
+		RFQs:          map[string]*RFQ{},
+		Quotes:        map[string]*Quote{},
+		Trades:        map[string]*Trade{},
+		Actions:       map[string]*Action{},
+		DoneActions:   map[string]*DoneAction{},
+		Deposits:      map[string]string{},
+		Withdrawals:   map[string]string{},
+		FaucetNext:    map[string]time.Time{},
+		Pending:       map[string]*Continuation{},
+		Held:          map[uint64]*HeldReply{},
+	}
+	d.addHouseParties()
+	return d, nil
+}
+
+// Apply feeds one input to the desk and returns what it caused. It never fails: a refusal
+// is a Reply with an error, and an input that makes no sense for the current state (a stale
+// ledger result, a tick with nothing due) changes nothing.
+func Apply(d *Desk, env Envelope) Outputs {
+	var out Outputs
+	if env.At.After(d.Now) {
+		d.Now = env.At
+	}
+	a := &applier{d: d, out: &out, seq: env.Seq}
+	switch in := env.Input.(type) {
+	case Tick:
+		a.tick()
+	case Boot:
+		a.boot()
+	case SocketOpened:
+		a.socketOpened(in)
+	case SocketClosed:
+		a.socketClosed(in)
+	case LedgerResult:
+		a.ledgerResult(in)
+	case Command_:
+		a.command(in)
+	default:
+		// An input kind this desk does not know (a newer journal); it changes nothing.
+	}
+	out.NextDeadline = d.Deadlines.next()
+	return out
+}
+
+// Command_ is implemented by every API command input. The underscore keeps the name apart
+// from the ledger Command type.
+type Command_ interface {
+	Input
+	header() Req
+}
+
+// applier carries one Apply call: the desk, the outputs being collected and the sequence
+// number of the input (which names the request a reply answers).
+type applier struct {
+	d   *Desk
+	out *Outputs
+	seq uint64
+}
+
+// reply answers the current request.
+func (a *applier) reply(status int, body any) {
+	a.out.Replies = append(a.out.Replies, Reply{Seq: a.seq, Status: status, Body: body})
+}
+
+// refuse answers the current request with an error.
+func (a *applier) refuse(err *APIError) {
+	a.out.Replies = append(a.out.Replies, Reply{Seq: a.seq, Status: err.Status, Err: err})
+}
+
+// replyTo answers a held request.
+func (a *applier) replyTo(seq uint64, status int, body any) {
+	delete(a.d.Held, seq)
+	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: status, Body: body})
+}
+
+// refuseTo answers a held request with an error.
+func (a *applier) refuseTo(seq uint64, err *APIError) {
+	delete(a.d.Held, seq)
+	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: err.Status, Err: err})
+}
+
+// emit sends an event to every socket of a party.
+func (a *applier) emit(party, typ string, payload any) {
+	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload})
+}
+
+// call issues a ledger call and records what to do with its result.
+func (a *applier) call(c LedgerCall, cont *Continuation) {
+	cont.Call = c
+	a.d.Pending[c.CommandID] = cont
+	a.out.Calls = append(a.out.Calls, c)
+}
+
+// boot handles a restart: sockets are gone, and every ledger call still in flight is issued
+// again under its original command id (the ledger deduplicates).
+func (a *applier) boot() {
+	for _, id := range sortedKeys(a.d.Sockets) {
+		a.dropSocket(id)
+	}
+	for _, id := range sortedKeys(a.d.Pending) {
+		a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
+	}
+	// Requests held before the restart have no client waiting any more.
+	for _, seq := range sortedKeys(a.d.Held) {
+		delete(a.d.Held, seq)
+	}
+}
+
+// ---- Deadlines ----
+
+// DeadlineKind says which entity a deadline belongs to.
+type DeadlineKind string
+
+// Deadline kinds.
+const (
+	DLRegistration DeadlineKind = "registration"
+	DLChallenge    DeadlineKind = "challenge"
+	DLRFQDeadline  DeadlineKind = "rfq.deadline"
+	DLRFQRetention DeadlineKind = "rfq.retention"
+	DLQuoteValid   DeadlineKind = "quote.validUntil"
+	DLTradeWindow  DeadlineKind = "trade.window"
+	DLAction       DeadlineKind = "action.expiry"
+	DLDoneAction   DeadlineKind = "action.forget"
+	DLExecuteWait  DeadlineKind = "execute.wait"
+)
+
+// Deadline is a point in time at which something must happen to an entity. Deadlines are
+// never removed early: when one fires, its handler checks that it still applies.
+type Deadline struct {
+	At    time.Time    `json:"at"`
+	Order uint64       `json:"order"` // insertion order breaks ties deterministically
+	Kind  DeadlineKind `json:"kind"`
+	ID    string       `json:"id"`
+	Seq   uint64       `json:"seq,omitempty"`
+}
+
+// deadlineQueue is a min-heap of deadlines by (At, Order).
+type deadlineQueue struct {
+	Items []Deadline `json:"items"`
+	Next  uint64     `json:"next"`
+}
+
+func (q *deadlineQueue) Len() int { return len(q.Items) }
+func (q *deadlineQueue) Less(i, j int) bool {
+	if !q.Items[i].At.Equal(q.Items[j].At) {
+		return q.Items[i].At.Before(q.Items[j].At)
+	}
+	return q.Items[i].Order < q.Items[j].Order
+}
+func (q *deadlineQueue) Swap(i, j int) { q.Items[i], q.Items[j] = q.Items[j], q.Items[i] }
+
+// Push is heap.Interface plumbing; use add.
+func (q *deadlineQueue) Push(x any) { q.Items = append(q.Items, x.(Deadline)) }
+
+// Pop is heap.Interface plumbing; use popDue.
+func (q *deadlineQueue) Pop() any {
+	last := q.Items[len(q.Items)-1]
+	q.Items = q.Items[:len(q.Items)-1]
+	return last
+}
+
+func (q *deadlineQueue) add(at time.Time, kind DeadlineKind, id string, seq uint64) {
+	q.Next++
+	heap.Push(q, Deadline{At: at, Order: q.Next, Kind: kind, ID: id, Seq: seq})
+}
+
+// popDue removes and returns the earliest deadline at or before now.
+func (q *deadlineQueue) popDue(now time.Time) (Deadline, bool) {
+	if len(q.Items) == 0 || q.Items[0].At.After(now) {
+		return Deadline{}, false
+	}
+	return heap.Pop(q).(Deadline), true
+}
+
+func (q *deadlineQueue) next() time.Time {
+	if len(q.Items) == 0 {
+		return time.Time{}
+	}
+	return q.Items[0].At
+}
+
+// at schedules a deadline.
+func (a *applier) at(t time.Time, kind DeadlineKind, id string) {
+	a.d.Deadlines.add(t, kind, id, 0)
+}
+
+// tick fires every deadline that is due, earliest first.
+func (a *applier) tick() {
+	for {
+		dl, ok := a.d.Deadlines.popDue(a.d.Now)
+		if !ok {
+			return
+		}
+		a.fire(dl)
+	}
+}
+
+// fire dispatches one due deadline to the flow it belongs to.
+func (a *applier) fire(dl Deadline) {
+	switch dl.Kind {
+	case DLRegistration:
+		a.expireRegistration(dl.ID)
+	case DLChallenge:
+		a.expireChallenge(dl.ID)
+	case DLAction:
+		a.expireAction(dl.ID)
+	case DLDoneAction:
+		a.forgetDoneAction(dl.ID)
+	case DLExecuteWait:
+		a.executeWaitOver(dl.Seq)
+	case DLRFQDeadline:
+		a.rfqDeadline(dl.ID)
+	case DLRFQRetention:
+		a.rfqForget(dl.ID)
+	case DLQuoteValid:
+		a.quoteValidUntil(dl.ID)
+	case DLTradeWindow:
+		a.tradeWindowClosed(dl.ID)
+	case DLSettleRetry:
+		a.settleRetry(dl.ID)
+	}
+}
+
+// sortedKeys returns a map's keys in order, so iteration never decides an output by chance.
+func sortedKeys[K interface{ ~string | ~uint64 }, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}

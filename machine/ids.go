@@ -1,0 +1,54 @@
+package machine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+)
+
+// IDGen draws the desk's ids from a seed and a counter, both kept in the state, so that a
+// replay of the same inputs produces the same ids. Ids are unpredictable enough to be
+// unguessable by accident but are not secrets: ownership checks protect every resource.
+type IDGen struct {
+	Seed    uint64 `json:"seed"`
+	Counter uint64 `json:"counter"`
+}
+
+// next returns 16 fresh pseudo-random bytes.
+func (g *IDGen) next() [16]byte {
+	g.Counter++
+	var buf [16]byte
+	binary.BigEndian.PutUint64(buf[:8], g.Seed)
+	binary.BigEndian.PutUint64(buf[8:], g.Counter)
+	sum := sha256.Sum256(buf[:])
+	var out [16]byte
+	copy(out[:], sum[:16])
+	return out
+}
+
+// New returns prefix followed by 24 hex characters, for example "rfq_3f9c…".
+func (g *IDGen) New(prefix string) string {
+	b := g.next()
+	return prefix + hex.EncodeToString(b[:12])
+}
+
+// Suffix returns n (at most 32) lower-case alphanumeric characters, for hint suffixes.
+func (g *IDGen) Suffix(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := g.next()
+	out := make([]byte, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, alphabet[int(b[i%16]^byte(i/16*31))%len(alphabet)])
+	}
+	return string(out)
+}
+
+// Id prefixes of DECISIONS.md.
+const (
+	prefixRFQ          = "rfq_"
+	prefixQuote        = "q_"
+	prefixTrade        = "t_"
+	prefixAction       = "act_"
+	prefixRegistration = "reg_"
+	prefixHistory      = "h_"
+)

@@ -1,0 +1,260 @@
+package machine
+
+import (
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// Envelope is one input as the loop hands it to Apply: its journal sequence number (which
+// also names the request its reply answers) and the time the loop stamped on it.
+type Envelope struct {
+	Seq   uint64    `json:"seq"`
+	At    time.Time `json:"at"`
+	Input Input     `json:"-"`
+}
+
+// Input is anything that changes the desk: an API command, a ledger result, a clock tick,
+// a socket opened or closed, a boot marker. Kind names the concrete type in the journal.
+type Input interface {
+	Kind() string
+}
+
+// Req is the header of every API command: the hex SHA-256 of the caller's API key (empty
+// for the unauthenticated registration calls). The key itself never reaches the machine.
+type Req struct {
+	KeyHash string `json:"keyHash,omitempty"`
+}
+
+// Outputs is everything one input caused, as data. The loop releases replies, events and
+// socket closes only once the input is durable, and hands ledger calls to the ledger adapter.
+type Outputs struct {
+	Replies []Reply       `json:"replies,omitempty"`
+	Events  []Event       `json:"events,omitempty"`
+	Calls   []LedgerCall  `json:"calls,omitempty"`
+	Closes  []SocketClose `json:"closes,omitempty"`
+	// NextDeadline is the earliest time at which the desk wants a Tick; zero when none.
+	NextDeadline time.Time `json:"nextDeadline"`
+}
+
+// Reply answers the request that arrived as the input with sequence number Seq. Exactly one
+// of Body and Err is meaningful: Err set means a refusal with its HTTP status.
+type Reply struct {
+	Seq    uint64    `json:"seq"`
+	Status int       `json:"status"`
+	Body   any       `json:"body,omitempty"`
+	Err    *APIError `json:"err,omitempty"`
+}
+
+// Event is one stream frame addressed to a party: to every socket of the party when Socket
+// is zero, or to that one socket (the connect-time snapshot).
+type Event struct {
+	Party   string `json:"party"`
+	Socket  uint64 `json:"socket,omitempty"`
+	Type    string `json:"type"`
+	Payload any    `json:"payload"`
+}
+
+// SocketClose tells the transport to close a stream socket with a close code.
+type SocketClose struct {
+	Socket uint64 `json:"socket"`
+	Code   int    `json:"code"`
+	Reason string `json:"reason"`
+}
+
+// Close codes the desk sends.
+const (
+	CloseUnauthorized = 4401 // missing, unknown or rotated API key
+	CloseRestart      = 1012 // after a resync frame
+)
+
+// ---- Non-request inputs ----
+
+// Tick tells the desk that time has reached the envelope's At: every deadline at or before
+// it fires. It is journaled like any input, so expiry replays exactly.
+type Tick struct{}
+
+// Boot marks a (re)start: every socket is closed, and ledger calls that were in flight are
+// issued again under their original command ids.
+type Boot struct{}
+
+// SocketOpened reports a stream socket that finished its handshake, with the hash of the
+// key its upgrade request carried (empty when none).
+type SocketOpened struct {
+	Socket  uint64 `json:"socket"`
+	KeyHash string `json:"keyHash"`
+}
+
+// SocketClosed reports that a stream socket is gone.
+type SocketClosed struct {
+	Socket uint64 `json:"socket"`
+}
+
+// Kind names the input in the journal.
+func (Tick) Kind() string { return "tick" }
+
+// Kind names the input in the journal.
+func (Boot) Kind() string { return "boot" }
+
+// Kind names the input in the journal.
+func (SocketOpened) Kind() string { return "socket.opened" }
+
+// Kind names the input in the journal.
+func (SocketClosed) Kind() string { return "socket.closed" }
+
+// ---- Ledger calls and their results ----
+
+// LedgerOp is the kind of a ledger call.
+type LedgerOp string
+
+// Ledger call kinds.
+const (
+	OpOnboard            LedgerOp = "onboard"             // external party: topology to sign
+	OpCompleteOnboarding LedgerOp = "complete-onboarding" // topology signatures
+	OpPrepare            LedgerOp = "prepare"             // a command an external party signs
+	OpExecute            LedgerOp = "execute"             // a prepared command with its signature
+	OpSubmit             LedgerOp = "submit"              // a command the desk signs for
+)
+
+// LedgerCall is a ledger effect. CommandID is deterministic and unique per effect; the
+// ledger deduplicates on it, so the same call may be issued again after a restart.
+type LedgerCall struct {
+	CommandID string   `json:"commandId"`
+	Op        LedgerOp `json:"op"`
+	ActAs     string   `json:"actAs,omitempty"`
+	Command   *Command `json:"command,omitempty"`
+
+	PreparedID string `json:"preparedId,omitempty"` // OpExecute
+	Signature  []byte `json:"signature,omitempty"`  // OpExecute
+
+	Hint       string   `json:"hint,omitempty"`       // OpOnboard
+	PublicKey  []byte   `json:"publicKey,omitempty"`  // OpOnboard
+	PartyID    string   `json:"partyId,omitempty"`    // OpCompleteOnboarding
+	Signatures [][]byte `json:"signatures,omitempty"` // OpCompleteOnboarding
+}
+
+// Command is a ledger command; exactly one field is set.
+type Command struct {
+	Allocate          *AllocateCmd          `json:"allocate,omitempty"`
+	CancelAllocation  *CancelAllocationCmd  `json:"cancelAllocation,omitempty"`
+	Settle            *SettleCmd            `json:"settle,omitempty"`
+	Transfer          *TransferCmd          `json:"transfer,omitempty"`
+	AcceptTransfer    *AcceptTransferCmd    `json:"acceptTransfer,omitempty"`
+	CreatePreapproval *CreatePreapprovalCmd `json:"createPreapproval,omitempty"`
+}
+
+// AllocateCmd allocates Owner's side of one instrument of a settlement: Send locks the
+// owner's holdings for Amount, a receiving allocation locks nothing.
+type AllocateCmd struct {
+	Executor       string        `json:"executor"`
+	SettlementID   string        `json:"settlementId"`
+	LegID          string        `json:"legId"`
+	Owner          string        `json:"owner"`
+	Send           bool          `json:"send"`
+	Instrument     string        `json:"instrument"` // registry id
+	Amount         money.Decimal `json:"amount"`
+	AllocateBefore time.Time     `json:"allocateBefore"`
+	SettleBefore   time.Time     `json:"settleBefore"`
+}
+
+// CancelAllocationCmd releases an allocation (the executor may always do so).
+type CancelAllocationCmd struct {
+	AllocationCID string `json:"allocationCid"`
+}
+
+// SettleCmd settles a settlement atomically: every leg moves and every allocation is consumed.
+type SettleCmd struct {
+	Executor     string   `json:"executor"`
+	SettlementID string   `json:"settlementId"`
+	Legs         []Leg    `json:"legs"`
+	Allocations  []string `json:"allocations"`
+}
+
+// Leg is one movement of a settlement.
+type Leg struct {
+	Sender     string        `json:"sender"`
+	Receiver   string        `json:"receiver"`
+	Instrument string        `json:"instrument"` // registry id
+	Amount     money.Decimal `json:"amount"`
+}
+
+// TransferCmd offers Amount of an instrument from Sender to Receiver through the token's
+// transfer factory; it lands in the receiver's deposit inbox.
+type TransferCmd struct {
+	Sender     string        `json:"sender"`
+	Receiver   string        `json:"receiver"`
+	Instrument string        `json:"instrument"` // registry id
+	Amount     money.Decimal `json:"amount"`
+}
+
+// AcceptTransferCmd accepts a pending transfer instruction addressed to the acting party.
+type AcceptTransferCmd struct {
+	InstructionCID string `json:"instructionCid"`
+}
+
+// CreatePreapprovalCmd gives Receiver a transfer preapproval, made by the desk's operator
+// for a party hosted on its participant.
+type CreatePreapprovalCmd struct {
+	Receiver string `json:"receiver"`
+}
+
+// Ledger failure categories, as the adapter reports them.
+const (
+	LedgerContention        = "contention"
+	LedgerUnavailable       = "unavailable"
+	LedgerRejected          = "rejected"
+	LedgerInternal          = "internal"
+	LedgerUnknownOutcome    = "unknown-outcome"
+	LedgerBadSignature      = "bad-signature"
+	LedgerExpired           = "expired"
+	LedgerInsufficientFunds = "insufficient-funds"
+	LedgerNotFound          = "not-found"
+	LedgerNotSupported      = "not-supported"
+	LedgerPreapprovalNeeded = "preapproval-required"
+	LedgerForbidden         = "forbidden"
+)
+
+// LedgerFailure is why a ledger call did not take effect (or, for unknown-outcome, may have).
+type LedgerFailure struct {
+	Category string `json:"category"`
+	Message  string `json:"message"`
+}
+
+// retryable reports whether the same call may succeed later.
+func (f *LedgerFailure) retryable() bool {
+	switch f.Category {
+	case LedgerContention, LedgerUnavailable, LedgerInternal, LedgerUnknownOutcome:
+		return true
+	}
+	return false
+}
+
+// TopologyTx is one hash a new party signs to authorize its onboarding.
+type TopologyTx struct {
+	Hash        []byte `json:"hash"`
+	Description string `json:"description"`
+}
+
+// LedgerResult is the answer to the LedgerCall with the same CommandID, fed back as an input.
+type LedgerResult struct {
+	CommandID string         `json:"commandId"`
+	Failure   *LedgerFailure `json:"failure,omitempty"`
+
+	// OpOnboard
+	PartyID  string       `json:"partyId,omitempty"`
+	Topology []TopologyTx `json:"topology,omitempty"`
+
+	// OpPrepare
+	PreparedID string    `json:"preparedId,omitempty"`
+	Hash       []byte    `json:"hash,omitempty"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+
+	// OpExecute, OpSubmit
+	UpdateID       string   `json:"updateId,omitempty"`
+	AllocationCID  string   `json:"allocationCid,omitempty"`
+	InstructionCID string   `json:"instructionCid,omitempty"`
+	Receipts       []string `json:"receipts,omitempty"`
+}
+
+// Kind names the input in the journal.
+func (LedgerResult) Kind() string { return "ledger.result" }

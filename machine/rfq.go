@@ -1,0 +1,240 @@
+package machine
+
+import (
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// MaxInvited bounds the makers one RFQ may invite.
+const MaxInvited = 100
+
+// dto renders an RFQ on the wire (without quotes).
+func (d *Desk) rfqDTO(r *RFQ) RfqDTO {
+	invited := make([]string, len(r.Invited))
+	for i, id := range r.Invited {
+		invited[i] = d.hintOf(id)
+	}
+	return RfqDTO{
+		RfqID: r.ID, Taker: d.hintOf(r.Taker), Direction: r.Direction, Qty: r.Qty,
+		Base: r.Base, Quote: r.Quote, Deadline: WireTime(r.Deadline), InvitedMakers: invited,
+		FeeBps: r.FeeBps, Open: r.State == RFQOpen,
+	}
+}
+
+// invited reports whether party is among the RFQ's invited makers.
+func (r *RFQ) invited(party string) bool {
+	for _, id := range r.Invited {
+		if id == party {
+			return true
+		}
+	}
+	return false
+}
+
+// createRFQ is POST /rfq.
+func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
+	cfg := &a.d.Cfg
+	if c.Direction != Sell && c.Direction != Buy {
+		a.refuse(badRequest("direction must be SELL or BUY"))
+		return
+	}
+	if c.Qty.Sign() <= 0 {
+		a.refuse(badRequest("qty must be positive"))
+		return
+	}
+	base, ok := cfg.instrument(c.Base)
+	if !ok {
+		a.refuse(badRequest("unknown instrument %q", c.Base))
+		return
+	}
+	quote, ok := cfg.instrument(c.Quote)
+	if !ok {
+		a.refuse(badRequest("unknown instrument %q", c.Quote))
+		return
+	}
+	if base.Symbol == quote.Symbol {
+		a.refuse(badRequest("base and quote must be different instruments"))
+		return
+	}
+	ttl := time.Duration(c.TTLSeconds) * time.Second
+	if c.TTLSeconds < int64(cfg.MinTTL/time.Second) || c.TTLSeconds > int64(cfg.MaxTTL/time.Second) {
+		a.refuse(badRequest("ttlSeconds must be between %d and %d", int64(cfg.MinTTL/time.Second), int64(cfg.MaxTTL/time.Second)))
+		return
+	}
+	if len(c.InvitedMakers) == 0 || len(c.InvitedMakers) > MaxInvited {
+		a.refuse(badRequest("invite 1 to %d makers", MaxInvited))
+		return
+	}
+	invited := make([]string, 0, len(c.InvitedMakers))
+	seen := map[string]bool{}
+	for _, hint := range c.InvitedMakers {
+		p, ok := a.d.partyByHint(hint)
+		switch {
+		case !ok:
+			a.refuse(badRequest("unknown maker %q", hint))
+			return
+		case p.ID == taker.ID:
+			a.refuse(badRequest("an RFQ cannot invite its own taker"))
+			return
+		case seen[p.ID]:
+			a.refuse(badRequest("maker %q is listed twice", hint))
+			return
+		case p.Online == 0:
+			a.refuse(badRequest("maker %q is not reachable (no open stream)", hint))
+			return
+		}
+		seen[p.ID] = true
+		invited = append(invited, p.ID)
+	}
+	notional := c.Qty.MulHalfEven(base.USDPrice)
+	if notional.Cmp(cfg.MinNotionalUSD) < 0 {
+		a.refuse(apiErr(400, CodeBelowMinNotional, "the ticket is worth %s USD, under the desk minimum of %s", notional, cfg.MinNotionalUSD))
+		return
+	}
+	r := &RFQ{
+		ID: a.d.IDs.New(prefixRFQ), State: RFQOpen, Taker: taker.ID, Direction: c.Direction,
+		Qty: c.Qty, Base: base.Symbol, Quote: quote.Symbol, Deadline: a.d.Now.Add(ttl),
+		Invited: invited, FeeBps: cfg.feeBpsFor(notional), CreatedAt: a.d.Now,
+	}
+	a.d.RFQs[r.ID] = r
+	a.at(r.Deadline, DLRFQDeadline, r.ID)
+	dto := a.d.rfqDTO(r)
+	for _, m := range r.Invited {
+		a.emit(m, EvRfqCreated, dto)
+	}
+	a.reply(200, dto)
+}
+
+// cancelRFQ is DELETE /rfq/{id}.
+func (a *applier) cancelRFQ(taker *Party, c CancelRFQ) {
+	r, ok := a.d.RFQs[c.RFQID]
+	switch {
+	case !ok:
+		a.refuse(notFound("unknown RFQ %q", c.RFQID))
+		return
+	case r.Taker != taker.ID:
+		a.refuse(forbidden("not your RFQ"))
+		return
+	case r.State != RFQOpen:
+		a.refuse(notFound("RFQ %s is already closed", r.ID))
+		return
+	case r.SettlingTrade != "":
+		a.refuse(conflict("a settlement is in flight on RFQ %s", r.ID))
+		return
+	}
+	_ = a.d.m().rfq.fire(r, TrigCancel)
+	a.closeRFQ(r)
+	for _, m := range a.rfqAudience(r) {
+		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
+	}
+	for _, qid := range r.Quotes {
+		if q := a.d.Quotes[qid]; q != nil && q.pending() {
+			a.endQuote(q, TrigRFQCancelled)
+		}
+	}
+	a.recordHistory(r, "cancelled", "cancelled by the taker", "")
+	a.reply(204, nil)
+}
+
+// rfqAudience is who hears of an RFQ's end: every invited maker, then the taker.
+func (a *applier) rfqAudience(r *RFQ) []string {
+	return append(append([]string(nil), r.Invited...), r.Taker)
+}
+
+// closeRFQ stamps the closing time and keeps the RFQ readable for the retention period.
+func (a *applier) closeRFQ(r *RFQ) {
+	r.ClosedAt = a.d.Now
+	a.at(a.d.Now.Add(a.d.Cfg.ClosedRetention), DLRFQRetention, r.ID)
+}
+
+// rfqDeadline expires an open RFQ whose deadline passed with no trade. With a settlement
+// in flight the RFQ waits for its outcome: a fill closes it, a failure expires it then.
+func (a *applier) rfqDeadline(id string) {
+	r, ok := a.d.RFQs[id]
+	if !ok || r.State != RFQOpen || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
+		return
+	}
+	_ = a.d.m().rfq.fire(r, TrigExpire)
+	a.closeRFQ(r)
+	for _, qid := range r.Quotes {
+		if q := a.d.Quotes[qid]; q != nil && q.pending() {
+			a.endQuote(q, TrigExpire)
+		}
+	}
+	for _, m := range a.rfqAudience(r) {
+		a.emit(m, EvRfqExpired, RfqIDPayload{RfqID: r.ID})
+	}
+	a.recordHistory(r, "expired", "the deadline passed with no trade", "")
+}
+
+// rfqForget drops a closed RFQ and its quotes once its readability period is over.
+func (a *applier) rfqForget(id string) {
+	r, ok := a.d.RFQs[id]
+	if !ok || r.State == RFQOpen || r.SettlingTrade != "" {
+		return
+	}
+	for _, qid := range r.Quotes {
+		delete(a.d.Quotes, qid)
+	}
+	delete(a.d.RFQs, id)
+}
+
+// recordHistory adds a history row to the taker's bounded history and tells the taker.
+func (a *applier) recordHistory(r *RFQ, kind, reason, makerHint string) {
+	row := HistoryRow{
+		ID: a.d.IDs.New(prefixHistory), RFQ: r.ID, Direction: r.Direction, Qty: r.Qty,
+		Base: r.Base, Quote: r.Quote, Kind: kind, Maker: makerHint, Reason: reason, At: a.d.Now,
+	}
+	row.QuoteCount, row.BestPrice, row.HasBest = a.quoteStats(r)
+	taker, ok := a.d.Parties[r.Taker]
+	if !ok {
+		return
+	}
+	taker.History = appendBounded(taker.History, row, a.d.Cfg.HistoryRetention)
+	a.emit(taker.ID, EvHistoryRecorded, row.dto())
+}
+
+// quoteStats counts the quotes the taker saw on an RFQ and finds the best price among them:
+// the highest when the taker sells, the lowest when it buys.
+func (a *applier) quoteStats(r *RFQ) (int, money.Decimal, bool) {
+	n := 0
+	var best money.Decimal
+	for _, qid := range r.Quotes {
+		q, ok := a.d.Quotes[qid]
+		if !ok || !q.everLive() {
+			continue
+		}
+		n++
+		better := q.Price.Cmp(best) > 0
+		if r.Direction == Buy {
+			better = q.Price.Cmp(best) < 0
+		}
+		if n == 1 || better {
+			best = q.Price
+		}
+	}
+	return n, best, n > 0
+}
+
+// dto renders a history row on the wire.
+func (h HistoryRow) dto() RfqHistoryDTO {
+	out := RfqHistoryDTO{
+		ID: h.ID, RfqID: h.RFQ, Direction: h.Direction, Qty: h.Qty, Base: h.Base, Quote: h.Quote,
+		Kind: h.Kind, QuoteCount: h.QuoteCount, Maker: h.Maker, Reason: h.Reason, At: WireTime(h.At),
+	}
+	if h.HasBest {
+		best := h.BestPrice
+		out.BestPrice = &best
+	}
+	return out
+}
+
+// appendBounded appends v and keeps at most limit newest elements.
+func appendBounded[T any](s []T, v T, limit int) []T {
+	s = append(s, v)
+	if len(s) > limit {
+		s = append(s[:0:0], s[len(s)-limit:]...)
+	}
+	return s
+}

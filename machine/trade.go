@@ -1,0 +1,440 @@
+package machine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Continuation kinds of the trade flow.
+const (
+	contTradePrepare ContKind = "trade.prepare" // a taker or fee allocation prepared or submitted
+	contSettle       ContKind = "trade.settle"
+)
+
+// Deadline kind for retrying a settle the ledger could not take.
+const DLSettleRetry DeadlineKind = "trade.settle-retry"
+
+// Failure reasons of trade.failed and the history rows.
+const (
+	reasonTakerFunds   = "the taker could not fund its leg"
+	reasonWindow       = "the settlement window expired"
+	reasonMakerGone    = "the maker's allocation is gone"
+	reasonLedgerRefuse = "the ledger refused the settlement"
+)
+
+// tradeDTO renders a trade on the wire.
+func (d *Desk) tradeDTO(t *Trade) TradeDTO {
+	dto := TradeDTO{
+		TradeID: t.ID, Taker: d.hintOf(t.Taker), Maker: d.hintOf(t.Maker), Direction: t.Direction,
+		Qty: t.Amounts.Qty, Base: t.Base, Quote: t.QuoteSym, Price: t.Price, Fee: t.Amounts.Fee,
+		Status: "settling", Ledger: LedgerProofDTO{UpdateID: t.UpdateID, ReceiptCids: append([]string{}, t.Receipts...)},
+	}
+	switch t.State {
+	case TradeSettled:
+		dto.Status = "settled"
+		at := WireTime(t.SettledAt)
+		dto.SettledAt = &at
+	case TradeFailed:
+		dto.Status = "failed"
+	}
+	return dto
+}
+
+// takerAllocations are the taker's allocations and the fee party's receipt: on SELL the
+// taker sends the base and receives quoteAmount − fee; on BUY it receives the base and
+// sends quoteAmount + fee.
+func (d *Desk) takerAllocations(r *RFQ, am TradeAmounts) []AllocationRef {
+	takerSendsBase := r.Direction == Sell
+	takerQuote := am.QuoteAmount.Sub(am.Fee)
+	if r.Direction == Buy {
+		takerQuote = am.QuoteAmount.Add(am.Fee)
+	}
+	als := []AllocationRef{
+		{LegID: legTakerBase, Owner: r.Taker, Send: takerSendsBase, Instrument: r.Base, Amount: am.Qty},
+		{LegID: legTakerQuote, Owner: r.Taker, Send: !takerSendsBase, Instrument: r.Quote, Amount: takerQuote},
+	}
+	if am.Fee.Sign() > 0 {
+		als = append(als, AllocationRef{LegID: legFee, Owner: d.Cfg.FeeParty, Instrument: r.Quote, Amount: am.Fee})
+	}
+	return als
+}
+
+// legs are the movements of a settled trade.
+func (d *Desk) legs(t *Trade) []Leg {
+	base, _ := d.Cfg.instrument(t.Base)
+	quote, _ := d.Cfg.instrument(t.QuoteSym)
+	am := t.Amounts
+	var legs []Leg
+	if t.Direction == Sell {
+		legs = []Leg{
+			{Sender: t.Taker, Receiver: t.Maker, Instrument: base.RegistryID, Amount: am.Qty},
+			{Sender: t.Maker, Receiver: t.Taker, Instrument: quote.RegistryID, Amount: am.QuoteAmount.Sub(am.Fee)},
+		}
+		if am.Fee.Sign() > 0 {
+			legs = append(legs, Leg{Sender: t.Maker, Receiver: d.Cfg.FeeParty, Instrument: quote.RegistryID, Amount: am.Fee})
+		}
+		return legs
+	}
+	legs = []Leg{
+		{Sender: t.Maker, Receiver: t.Taker, Instrument: base.RegistryID, Amount: am.Qty},
+		{Sender: t.Taker, Receiver: t.Maker, Instrument: quote.RegistryID, Amount: am.QuoteAmount},
+	}
+	if am.Fee.Sign() > 0 {
+		legs = append(legs, Leg{Sender: t.Taker, Receiver: d.Cfg.FeeParty, Instrument: quote.RegistryID, Amount: am.Fee})
+	}
+	return legs
+}
+
+// acceptQuote is POST /quote/{id}/accept. The RFQ is locked at once; the reply waits for
+// the taker's allocations to be prepared, which is the funding check.
+func (a *applier) acceptQuote(taker *Party, c AcceptQuote) {
+	q, ok := a.d.Quotes[c.QuoteID]
+	if !ok {
+		a.refuse(notFound("unknown quote %q", c.QuoteID))
+		return
+	}
+	r := a.d.RFQs[q.RFQ]
+	switch {
+	case r == nil || r.Taker != taker.ID:
+		if r != nil && !q.Anchored {
+			a.refuse(notFound("unknown quote %q", c.QuoteID))
+			return
+		}
+		a.refuse(forbidden("not a quote on your RFQ"))
+		return
+	case !q.Anchored:
+		a.refuse(notFound("unknown quote %q", c.QuoteID))
+		return
+	case q.State == QuoteSettling || r.SettlingTrade != "":
+		a.refuse(conflict("a settlement is already in flight on this RFQ"))
+		return
+	case q.State != QuoteLive:
+		a.refuse(conflict("quote %s is no longer available (%s)", q.ID, q.wireStatus()))
+		return
+	case r.State != RFQOpen || !r.Deadline.After(a.d.Now):
+		a.refuse(conflict("the RFQ's deadline has passed"))
+		return
+	case !q.ValidUntil.After(a.d.Now):
+		a.refuse(conflict("the quote's validUntil has passed"))
+		return
+	}
+	t := &Trade{
+		ID: a.d.IDs.New(prefixTrade), State: TradeAllocating, RFQ: r.ID, Quote: q.ID,
+		Taker: taker.ID, Maker: q.Maker, Direction: r.Direction, Base: r.Base, QuoteSym: r.Quote,
+		Price: q.Price, Amounts: q.Amounts, AcceptedAt: a.d.Now,
+		WindowEnds: a.d.settlementWindowEnd(q.ValidUntil), Allocations: a.d.takerAllocations(r, q.Amounts),
+	}
+	a.d.Trades[t.ID] = t
+	r.SettlingTrade = t.ID
+	a.d.Held[a.seq] = &HeldReply{Seq: a.seq, Kind: contTradePrepare, Entity: t.ID, Waiting: 2}
+	for i := range t.Allocations[:2] {
+		a.allocateForTrade(t, &t.Allocations[i], a.seq)
+	}
+}
+
+// allocateForTrade prepares (or submits) one taker or fee allocation of a trade.
+func (a *applier) allocateForTrade(t *Trade, al *AllocationRef, seq uint64) {
+	owner := a.d.Parties[al.Owner] // nil for the fee party: desk-signed
+	a.allocate(al, t.Quote, t.WindowEnds, t.WindowEnds, owner,
+		&Continuation{Kind: contTradePrepare, ReqSeq: seq, Entity: t.ID, LegID: al.LegID})
+}
+
+// tradePrepared handles a taker allocation prepared (or submitted), during the accept or
+// when a fresh action replaces a lost one, and the fee allocation's submit.
+func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
+	t, ok := a.d.Trades[cont.Entity]
+	if !ok || t.State != TradeAllocating {
+		if res.Failure == nil && res.AllocationCID != "" {
+			a.cancelAllocation(res.AllocationCID, cont.Entity+":"+cont.LegID+":late")
+		}
+		return
+	}
+	al := allocationByLeg(t.Allocations, cont.LegID)
+	held, accepting := a.d.Held[cont.ReqSeq]
+	accepting = accepting && cont.ReqSeq != 0 && held.Entity == t.ID
+	if res.Failure != nil {
+		if accepting {
+			a.acceptRefused(t, held, ledgerRefusal(res.Failure))
+			return
+		}
+		if res.Failure.Category == LedgerInsufficientFunds || cont.LegID == legFee {
+			a.tradeFailed(t, reasonTakerFunds)
+			return
+		}
+		a.tradeFailed(t, fmt.Sprintf("%s: %s", reasonTakerFunds, res.Failure.Message))
+		return
+	}
+	if res.AllocationCID != "" {
+		al.CID = res.AllocationCID
+	} else {
+		al.PreparedID, al.Hash, al.PrepExpires = res.PreparedID, res.Hash, res.ExpiresAt
+		if !accepting {
+			a.newTradeAction(t, al)
+		}
+	}
+	if accepting {
+		held.Waiting--
+		if held.Waiting == 0 {
+			a.acceptFunded(t)
+		}
+		return
+	}
+	a.maybeSettle(t)
+}
+
+// acceptRefused undoes an accept whose taker allocations could not be prepared: nothing
+// is recorded and the RFQ is free again.
+func (a *applier) acceptRefused(t *Trade, held *HeldReply, refusal *APIError) {
+	for _, id := range t.Actions {
+		a.dropAction(id)
+	}
+	a.cancelLanded(t.Allocations, t.ID, "")
+	if r := a.d.RFQs[t.RFQ]; r != nil && r.SettlingTrade == t.ID {
+		r.SettlingTrade = ""
+	}
+	delete(a.d.Trades, t.ID)
+	a.refuseTo(held.Seq, refusal)
+	if r := a.d.RFQs[t.RFQ]; r != nil {
+		a.rfqDeadline(r.ID) // the deadline may have passed while the accept was with the ledger
+	}
+}
+
+// acceptFunded completes an accept: the quote is locked, the taker gets its actions, the
+// fee receipt is allocated, and the parties' unsigned withdrawals in the trade's
+// instruments are dropped.
+func (a *applier) acceptFunded(t *Trade) {
+	q := a.d.Quotes[t.Quote]
+	if q == nil || q.State != QuoteLive {
+		// The quote died while the taker's allocations were prepared.
+		a.acceptRefused(t, a.d.Held[a.d.heldFor(t.ID)], conflict("the quote is no longer available"))
+		return
+	}
+	_ = a.d.m().quote.fire(q, TrigAccept)
+	q.Trade = t.ID
+	seq := a.d.heldFor(t.ID)
+	for _, party := range []string{t.Taker, t.Maker} {
+		for _, sym := range []string{t.Base, t.QuoteSym} {
+			if id, ok := a.d.Withdrawals[withdrawalKey(party, sym)]; ok && id != "" {
+				a.dropAction(id)
+			}
+		}
+	}
+	for i := range t.Allocations[:2] {
+		if al := &t.Allocations[i]; al.CID == "" {
+			a.newTradeAction(t, al)
+		}
+	}
+	if fee := allocationByLeg(t.Allocations, legFee); fee != nil {
+		a.allocateForTrade(t, fee, 0)
+	}
+	a.at(t.WindowEnds, DLTradeWindow, t.ID)
+	a.replyTo(seq, 202, TradeWithActionsDTO{TradeDTO: a.d.tradeDTO(t), Actions: a.d.actionDTOs(t.Actions)})
+	a.maybeSettle(t)
+}
+
+// heldFor finds the held request waiting on entity.
+func (d *Desk) heldFor(entity string) uint64 {
+	for _, seq := range sortedKeys(d.Held) {
+		if d.Held[seq].Entity == entity {
+			return seq
+		}
+	}
+	return 0
+}
+
+// newTradeAction hands the taker a prepared allocation to sign.
+func (a *applier) newTradeAction(t *Trade, al *AllocationRef) {
+	x := a.newAction(actionSpec{
+		Party: t.Taker, Purpose: PurposeAllocate, Description: allocationDescription(al, t.RFQ),
+		Flow: FlowTrade, FlowID: t.ID, LegID: al.LegID, TradeID: t.ID,
+	}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires})
+	t.Actions = append(t.Actions, x.ID)
+}
+
+// tradeAllocationLanded records an executed taker allocation.
+func (a *applier) tradeAllocationLanded(tradeID, leg, cid string) {
+	t, ok := a.d.Trades[tradeID]
+	if !ok || t.State != TradeAllocating {
+		if cid != "" {
+			a.cancelAllocation(cid, tradeID+":"+leg+":dead")
+		}
+		return
+	}
+	if al := allocationByLeg(t.Allocations, leg); al != nil {
+		al.CID = cid
+	}
+	a.maybeSettle(t)
+}
+
+// tradeActionLost handles a taker action that left the queue unexecuted. While the window
+// is open a fresh action replaces an expired or contended one; a taker that cannot fund
+// its leg fails the trade.
+func (a *applier) tradeActionLost(tradeID, leg, category, why string) {
+	t, ok := a.d.Trades[tradeID]
+	if !ok || t.State != TradeAllocating {
+		return
+	}
+	if category == LedgerInsufficientFunds {
+		a.tradeFailed(t, reasonTakerFunds)
+		return
+	}
+	if !t.WindowEnds.After(a.d.Now) {
+		a.tradeFailed(t, reasonWindow)
+		return
+	}
+	if al := allocationByLeg(t.Allocations, leg); al != nil && al.CID == "" {
+		a.allocateForTrade(t, al, 0)
+	}
+}
+
+// maybeSettle sends the atomic settle once every allocation of the trade landed.
+func (a *applier) maybeSettle(t *Trade) {
+	if t.State != TradeAllocating || a.d.heldFor(t.ID) != 0 {
+		return
+	}
+	q := a.d.Quotes[t.Quote]
+	all := append(append([]AllocationRef{}, q.Allocations...), t.Allocations...)
+	refs := make([]string, 0, len(all))
+	for _, al := range all {
+		if al.CID == "" || al.Cancelled {
+			return
+		}
+		refs = append(refs, al.CID)
+	}
+	_ = a.d.m().trade.fire(t, TrigAllocated)
+	step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: refs}
+	a.emit(t.Taker, EvTradeStep, step)
+	a.emit(t.Maker, EvTradeStep, step)
+	a.sendSettle(t)
+}
+
+// sendSettle issues the settle under its one command id; a retry reuses it.
+func (a *applier) sendSettle(t *Trade) {
+	q := a.d.Quotes[t.Quote]
+	var cids []string
+	for _, al := range append(append([]AllocationRef{}, q.Allocations...), t.Allocations...) {
+		cids = append(cids, al.CID)
+	}
+	a.call(LedgerCall{
+		CommandID: t.ID + ":settle", Op: OpSubmit, ActAs: a.d.Cfg.Operator,
+		Command: &Command{Settle: &SettleCmd{Executor: a.d.Cfg.Operator, SettlementID: t.Quote, Legs: a.d.legs(t), Allocations: cids}},
+	}, &Continuation{Kind: contSettle, Entity: t.ID})
+}
+
+// settled handles the settle's answer.
+func (a *applier) settled(cont *Continuation, res LedgerResult) {
+	t, ok := a.d.Trades[cont.Entity]
+	if !ok || t.State != TradeSettling {
+		return
+	}
+	if f := res.Failure; f != nil {
+		if f.retryable() && t.WindowEnds.After(a.d.Now) {
+			a.at(a.d.Now.Add(settleRetryDelay), DLSettleRetry, t.ID)
+			return
+		}
+		reason := reasonMakerGone
+		if f.Category == LedgerExpired {
+			reason = reasonWindow
+		} else if f.Category == LedgerRejected || f.Category == LedgerForbidden {
+			reason = reasonLedgerRefuse
+		}
+		a.tradeFailed(t, reason)
+		return
+	}
+	_ = a.d.m().trade.fire(t, TrigSettled)
+	t.SettledAt, t.UpdateID, t.Receipts = a.d.Now, res.UpdateID, append([]string(nil), res.Receipts...)
+	r := a.d.RFQs[t.RFQ]
+	r.SettlingTrade = ""
+	winner := a.d.Quotes[t.Quote]
+	_ = a.d.m().quote.fire(winner, TrigWin)
+	_ = a.d.m().rfq.fire(r, TrigFill)
+	a.closeRFQ(r)
+	dto := a.d.tradeDTO(t)
+	for _, id := range []string{t.Taker, t.Maker} {
+		if p := a.d.Parties[id]; p != nil {
+			p.Trades = appendBounded(p.Trades, t.ID, a.d.Cfg.HistoryRetention)
+		}
+		a.emit(id, EvTradeSettled, dto)
+	}
+	a.emit(t.Maker, EvQuoteStatus, QuoteStatusPayload{QuoteID: winner.ID, RfqID: r.ID, Status: winner.wireStatus()})
+	// Everyone else hears that the RFQ closed, then the fate of a live quote they had on it.
+	for _, m := range a.rfqAudience(r) {
+		if m == t.Maker {
+			continue
+		}
+		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
+		if m == r.Taker {
+			continue
+		}
+		if q := a.d.makerQuoteOn(r, m); q != nil && q.pending() {
+			a.endQuote(q, TrigLose)
+		}
+	}
+	a.emit(t.Maker, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
+	a.forgetTrades()
+}
+
+// settleRetryDelay spaces settle retries after a transient ledger failure.
+const settleRetryDelay = 2 * time.Second
+
+// settleRetry sends the settle again after a transient failure.
+func (a *applier) settleRetry(id string) {
+	if t, ok := a.d.Trades[id]; ok && t.State == TradeSettling {
+		if _, inFlight := a.d.Pending[t.ID+":settle"]; !inFlight {
+			a.sendSettle(t)
+		}
+	}
+}
+
+// tradeWindowClosed fails a trade whose allocations did not all land in time.
+func (a *applier) tradeWindowClosed(id string) {
+	if t, ok := a.d.Trades[id]; ok && t.State == TradeAllocating && !t.WindowEnds.After(a.d.Now) {
+		a.tradeFailed(t, reasonWindow)
+	}
+}
+
+// tradeFailed ends a trade with nothing moved: its actions go, every allocation is
+// released, the quote is revoked, the taker gets a history row, and the RFQ stays open
+// until its deadline (expiring now if that already passed).
+func (a *applier) tradeFailed(t *Trade, reason string) {
+	if err := a.d.m().trade.fire(t, TrigFail); err != nil {
+		return
+	}
+	t.FailReason = reason
+	for _, id := range t.Actions {
+		a.dropAction(id)
+	}
+	a.cancelLanded(t.Allocations, t.ID, "")
+	q := a.d.Quotes[t.Quote]
+	r := a.d.RFQs[t.RFQ]
+	r.SettlingTrade = ""
+	payload := TradeFailedPayload{TradeID: t.ID, RfqID: t.RFQ, Reason: reason}
+	a.emit(t.Taker, EvTradeFailed, payload)
+	a.emit(t.Maker, EvTradeFailed, payload)
+	if q != nil {
+		a.endQuote(q, TrigSettleFailed)
+	}
+	a.recordHistory(r, "failed", reason, a.d.hintOf(t.Maker))
+	a.rfqDeadline(r.ID)
+	a.forgetTrades()
+}
+
+// forgetTrades drops finished trades that no party's bounded trade list names any more.
+// Failed trades live in the history rows; settled ones in the parties' trade lists.
+func (a *applier) forgetTrades() {
+	if len(a.d.Trades) <= 4*a.d.Cfg.HistoryRetention {
+		return
+	}
+	named := map[string]bool{}
+	for _, p := range a.d.Parties {
+		for _, id := range p.Trades {
+			named[id] = true
+		}
+	}
+	for _, id := range sortedKeys(a.d.Trades) {
+		t := a.d.Trades[id]
+		if (t.State == TradeSettled || t.State == TradeFailed) && !named[id] {
+			delete(a.d.Trades, id)
+		}
+	}
+}
