@@ -33,6 +33,8 @@ type Outputs struct {
 	Events  []Event       `json:"events,omitempty"`
 	Calls   []LedgerCall  `json:"calls,omitempty"`
 	Closes  []SocketClose `json:"closes,omitempty"`
+	// Bindings name the party of each socket that opened, before any event addressed to it.
+	Bindings []SocketBinding `json:"bindings,omitempty"`
 	// NextDeadline is the earliest time at which the desk wants a Tick; zero when none.
 	NextDeadline time.Time `json:"nextDeadline"`
 }
@@ -60,6 +62,13 @@ type SocketClose struct {
 	Socket uint64 `json:"socket"`
 	Code   int    `json:"code"`
 	Reason string `json:"reason"`
+}
+
+// SocketBinding tells the transport which party a newly opened socket belongs to, so that
+// events addressed to the party reach it.
+type SocketBinding struct {
+	Socket uint64 `json:"socket"`
+	Party  string `json:"party"`
 }
 
 // Close codes the desk sends.

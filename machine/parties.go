@@ -348,6 +348,7 @@ func (a *applier) socketOpened(in SocketOpened) {
 	}
 	a.d.Sockets[in.Socket] = &Socket{ID: in.Socket, PartyID: p.ID, KeyHash: in.KeyHash}
 	p.Online++
+	a.out.Bindings = append(a.out.Bindings, SocketBinding{Socket: in.Socket, Party: p.ID})
 	a.snapshot(p, in.Socket)
 }
 
