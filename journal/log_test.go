@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -210,4 +211,29 @@ func TestEpoch(t *testing.T) {
 	if err != nil || h.epoch != 5 || h.firstSeq != 6 {
 		t.Fatalf("header %+v, %v", h, err)
 	}
+}
+
+// TestWriteFailureIsSticky: after a failed write nothing more is accepted
+// until the log is reopened, and reopening recovers the durable records.
+func TestWriteFailureIsSticky(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir, noSync)
+	appendN(t, l, 1, 5)
+	l.active.Close() // the writer's next write fails
+	ctx := context.Background()
+	if _, err := l.Append(ctx, rec(6)); err == nil {
+		t.Fatal("Append after a write failure succeeded")
+	}
+	if _, err := l.Append(ctx, rec(7)); err == nil || !strings.Contains(err.Error(), "no further appends") {
+		t.Fatalf("second Append = %v, want the sticky failure", err)
+	}
+	if err := l.SaveSnapshot(5, nil); err != nil {
+		t.Fatalf("SaveSnapshot of durable records: %v", err)
+	}
+	if err := l.Close(); err == nil {
+		t.Fatal("Close hid the write failure")
+	}
+	l = open(t, dir, noSync)
+	wantRecords(t, l, 1, 5)
+	appendN(t, l, 6, 7)
 }
