@@ -289,6 +289,8 @@ func (a *applier) fire(dl Deadline) {
 		a.tradeWindowClosed(dl.ID)
 	case DLSettleRetry:
 		a.settleRetry(dl.ID)
+	case DLAllocRetry:
+		a.allocRetry(dl.ID)
 	}
 }
 

@@ -232,6 +232,9 @@ func (a *applier) onboardingCompleted(cont *Continuation, res LedgerResult) {
 		return
 	}
 	if res.Failure != nil {
+		// The key the failed request would have handed out is forgotten: a refused
+		// complete leaves the registration as it was.
+		r.KeyHash = ""
 		if res.Failure.Category == LedgerBadSignature {
 			_ = a.d.m().registration.fire(r, TrigSignaturesBad)
 			a.refuseTo(cont.ReqSeq, unauthorized("a topology signature does not verify with the registered public key"))

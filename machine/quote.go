@@ -258,11 +258,17 @@ func allocationDescription(al *AllocationRef, rfq string) string {
 // quoteFundingRefused ends a quote whose allocations could not be prepared while its
 // request still waits: nothing is recorded, and the request gets the refusal.
 func (a *applier) quoteFundingRefused(q *Quote, refusal *APIError) {
+	a.quoteFundingRefusedThen(q, refusal, "")
+}
+
+// quoteFundingRefusedThen is quoteFundingRefused whose allocation cancels, once done, let
+// quote `then` be funded. It returns how many cancels it issued.
+func (a *applier) quoteFundingRefusedThen(q *Quote, refusal *APIError, then string) int {
 	seq := q.ReqSeq
 	for _, id := range q.Actions {
 		a.dropAction(id)
 	}
-	a.cancelLanded(q.Allocations, q.ID, "")
+	n := a.cancelLanded(q.Allocations, q.ID, then)
 	if r := a.d.RFQs[q.RFQ]; r != nil {
 		for i, id := range r.Quotes {
 			if id == q.ID {
@@ -277,6 +283,7 @@ func (a *applier) quoteFundingRefused(q *Quote, refusal *APIError) {
 	if _, ok := a.d.Held[seq]; ok {
 		a.refuseTo(seq, refusal)
 	}
+	return n
 }
 
 // quoteAllocationLanded records an executed maker allocation and anchors the quote once
@@ -370,6 +377,12 @@ func (a *applier) endQuote(q *Quote, t Trigger) { a.endQuoteThen(q, t, "") }
 // endQuoteThen is endQuote whose allocation cancels, once done, let quote `then` be funded.
 // It returns how many cancels it issued.
 func (a *applier) endQuoteThen(q *Quote, t Trigger, then string) int {
+	if q.State == QuoteFunding && q.ReqSeq != 0 {
+		// The quote was never recorded: its POST /maker/quotes still waits on the prepares.
+		// Ending it must answer that request (a held reply is never left behind), and the
+		// quote goes as if refused: no quote.created was sent, so no quote.status follows.
+		return a.quoteFundingRefusedThen(q, endedBeforeRecorded(t), then)
+	}
 	if err := a.d.m().quote.fire(q, t); err != nil {
 		return 0
 	}
@@ -383,6 +396,19 @@ func (a *applier) endQuoteThen(q *Quote, t Trigger, then string) int {
 		a.emit(r.Taker, EvQuoteStatus, status)
 	}
 	return n
+}
+
+// endedBeforeRecorded is the refusal of a quote submission whose quote ended by t before
+// its allocations were prepared.
+func endedBeforeRecorded(t Trigger) *APIError {
+	switch t {
+	case TrigRevoke:
+		return conflict("the quote was replaced by a newer quote before it was recorded")
+	case TrigRFQCancelled, TrigLose:
+		return notFound("the RFQ closed before the quote was recorded")
+	default:
+		return conflict("the RFQ's deadline passed before the quote was recorded")
+	}
 }
 
 // cancelLanded cancels every landed, not yet cancelled allocation; see endQuoteThen.

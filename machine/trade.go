@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -11,8 +12,12 @@ const (
 	contSettle       ContKind = "trade.settle"
 )
 
-// Deadline kind for retrying a settle the ledger could not take.
-const DLSettleRetry DeadlineKind = "trade.settle-retry"
+// Deadline kinds for retrying a settle, or a taker or fee allocation, that the ledger could
+// not take for a transient reason.
+const (
+	DLSettleRetry DeadlineKind = "trade.settle-retry"
+	DLAllocRetry  DeadlineKind = "trade.allocate-retry"
+)
 
 // Failure reasons of trade.failed and the history rows.
 const (
@@ -157,6 +162,12 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 			a.acceptRefused(t, held, ledgerRefusal(res.Failure))
 			return
 		}
+		// A transient failure (the ledger busy or unavailable) is retried while the window
+		// is open; it says nothing about the taker's funds.
+		if res.Failure.retryable() && t.WindowEnds.After(a.d.Now) {
+			a.at(a.d.Now.Add(settleRetryDelay), DLAllocRetry, t.ID+"|"+cont.LegID)
+			return
+		}
 		if res.Failure.Category == LedgerInsufficientFunds || cont.LegID == legFee {
 			a.tradeFailed(t, reasonTakerFunds)
 			return
@@ -215,7 +226,12 @@ func (a *applier) acceptFunded(t *Trade) {
 	for _, party := range []string{t.Taker, t.Maker} {
 		for _, sym := range []string{t.Base, t.QuoteSym} {
 			if id, ok := a.d.Withdrawals[withdrawalKey(party, sym)]; ok && id != "" {
-				a.dropAction(id)
+				// The withdrawal flow ends with its action: forget it too, or the party
+				// could never withdraw that instrument again.
+				if x := a.d.Actions[id]; x != nil && x.State == ActionPending {
+					a.dropAction(id)
+					a.forgetWithdrawal(x)
+				}
 			}
 		}
 	}
@@ -384,6 +400,32 @@ func (a *applier) settleRetry(id string) {
 			a.sendSettle(t)
 		}
 	}
+}
+
+// allocRetry prepares again a trade allocation whose prepare failed transiently, unless
+// it landed or has a live action or a prepare in flight meanwhile.
+func (a *applier) allocRetry(id string) {
+	i := strings.LastIndex(id, "|")
+	if i < 0 {
+		return
+	}
+	t, ok := a.d.Trades[id[:i]]
+	if !ok || t.State != TradeAllocating {
+		return
+	}
+	al := allocationByLeg(t.Allocations, id[i+1:])
+	if al == nil || al.CID != "" {
+		return
+	}
+	if _, inFlight := a.d.Pending[fmt.Sprintf("%s:%s:%d", t.Quote, al.LegID, al.Attempt)]; inFlight {
+		return
+	}
+	for _, aid := range t.Actions {
+		if x, live := a.d.Actions[aid]; live && x.LegID == al.LegID {
+			return
+		}
+	}
+	a.allocateForTrade(t, al, 0)
 }
 
 // tradeWindowClosed fails a trade whose allocations did not all land in time.

@@ -28,7 +28,11 @@ func (a *applier) acceptIncoming(p *Party, c AcceptIncoming) {
 	if id, ok := a.d.Deposits[c.CID]; ok {
 		x, live := a.d.Actions[id]
 		switch {
-		case id == "" || (live && x.Party != p.ID):
+		case live && x.Party != p.ID:
+			// Another party's deposit: the caller has no such transfer.
+			a.refuse(notFound("unknown transfer %q", c.CID))
+			return
+		case id == "":
 			a.refuse(apiErr(409, CodeRetryLater, "the deposit is being accepted"))
 			return
 		case live:
@@ -97,8 +101,14 @@ func (a *applier) withdraw(p *Party, c Withdraw) {
 		return
 	}
 	key := withdrawalKey(p.ID, inst.Symbol)
-	if _, waiting := a.d.Withdrawals[key]; waiting {
-		a.refuse(conflict("a withdrawal of %s already awaits signature", inst.Symbol))
+	if id, waiting := a.d.Withdrawals[key]; waiting {
+		// SPEC: a second withdrawal while one awaits signature is a plain 409; one that is
+		// being prepared or executing is the transient RETRY_LATER.
+		if x, ok := a.d.Actions[id]; ok && x.State == ActionPending {
+			a.refuse(conflict("a withdrawal of %s already awaits signature", inst.Symbol))
+		} else {
+			a.refuse(apiErr(409, CodeRetryLater, "a withdrawal of %s is executing", inst.Symbol))
+		}
 		return
 	}
 	if a.d.settlingIn(p.ID, inst.Symbol) {
@@ -148,6 +158,13 @@ func (a *applier) withdrawalPrepared(cont *Continuation, res LedgerResult) {
 	}
 	if res.PreparedID == "" { // desk-signed: sent already
 		a.replyTo(cont.ReqSeq, 200, ActionsDTO{Actions: []SignActionDTO{}})
+		return
+	}
+	// A trade in the instrument was accepted while the withdrawal was prepared: it is
+	// blocked as if it had arrived after the accept (and would be dropped by it anyway).
+	if sym := cont.Entity[strings.LastIndex(cont.Entity, "|")+1:]; a.d.settlingIn(held.Party, sym) {
+		delete(a.d.Withdrawals, cont.Entity)
+		a.refuseTo(cont.ReqSeq, apiErr(409, CodeRetryLater, "a trade of yours is settling in %s", sym))
 		return
 	}
 	x := a.newAction(actionSpec{
@@ -293,7 +310,8 @@ func (a *applier) snapshot(p *Party, socket uint64) {
 	sortByTime(rfqs)
 	for _, r := range rfqs {
 		a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: socket, Type: EvRfqCreated, Payload: a.d.rfqDTO(r)})
-		if q := a.d.makerQuoteOn(r, p.ID); q != nil && q.pending() {
+		// Only a recorded quote: one whose submission still waits was never announced.
+		if q := a.d.makerQuoteOn(r, p.ID); q != nil && q.pending() && q.ReqSeq == 0 {
 			a.out.Events = append(a.out.Events,
 				Event{Party: p.ID, Socket: socket, Type: EvQuoteCreated, Payload: a.d.quoteDTO(q)},
 				Event{Party: p.ID, Socket: socket, Type: EvQuoteStatus, Payload: QuoteStatusPayload{QuoteID: q.ID, RfqID: r.ID, Status: q.wireStatus()}})
