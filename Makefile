@@ -3,7 +3,7 @@
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages that run goroutines or guard shared state; CI runs them under the race detector.
-RACE_PKGS ?= ./money/...
+RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/...
 FUZZTIME ?= 30s
 
 .PHONY: run test race sim fuzz bench lint
@@ -24,11 +24,13 @@ race:
 sim:
 	RAPID_CHECKS=2000 $(GO) test -count=1 -run 'Property|StateMachine' ./...
 
-## fuzz: run every fuzz target for FUZZTIME each.
+## fuzz: run every fuzz target of every package for FUZZTIME each.
 fuzz:
-	@for target in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
-		echo "== $$target"; \
-		$(GO) test ./fuzz -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) || exit 1; \
+		done; \
 	done
 
 ## bench: every benchmark with allocation counts.

@@ -1,0 +1,221 @@
+// Package ledgeradapter connects the desk core to the embedded ledger simulator: it turns
+// the machine's ledger calls (data with deterministic command ids) into ledgersim calls and
+// their outcomes into the LedgerResult inputs the machine expects, and it builds the
+// embedded ledger's genesis (the desk's internal parties, the catalog, the faucet reservoir)
+// from the desk's catalog.
+//
+// The machine may not import ledgersim and ledgersim knows nothing of the desk; this
+// package is the one place that knows both. A real participant would get an adapter of its
+// own with the same three methods.
+package ledgeradapter
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// Adapter executes machine ledger calls against an embedded ledger.
+type Adapter struct {
+	// L is the ledger; its queries may be used directly.
+	L *ledgersim.Ledger
+	// Retries is how many times a call that failed transiently (unavailable, internal,
+	// unknown outcome) is sent again under the same command id before its failure is
+	// reported; the ledger deduplicates, so a retry never takes effect twice.
+	Retries int
+	// Backoff is slept before retry n (1-based); nil means no pause (simulation).
+	Backoff func(n int)
+}
+
+// Do runs one call to completion, with retries of transient failures.
+func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
+	var res machine.LedgerResult
+	for attempt := 0; ; attempt++ {
+		res = a.once(call)
+		if res.Failure == nil || !transient(res.Failure.Category) || attempt >= a.Retries || ctx.Err() != nil {
+			return res
+		}
+		if a.Backoff != nil {
+			a.Backoff(attempt + 1)
+		}
+	}
+}
+
+// transient reports failures that a retry of the same call may cure. Contention is not
+// one: it needs a fresh prepare, which is the machine's decision.
+func transient(category string) bool {
+	switch category {
+	case machine.LedgerUnavailable, machine.LedgerInternal, machine.LedgerUnknownOutcome:
+		return true
+	}
+	return false
+}
+
+// once runs one attempt of a call.
+func (a *Adapter) once(call machine.LedgerCall) machine.LedgerResult {
+	res := machine.LedgerResult{CommandID: call.CommandID}
+	fail := func(err error) machine.LedgerResult {
+		res.Failure = failure(err)
+		return res
+	}
+	switch call.Op {
+	case machine.OpOnboard:
+		ob, err := a.L.OnboardExternal(call.Hint, ed25519.PublicKey(call.PublicKey))
+		if err != nil {
+			return fail(err)
+		}
+		res.PartyID = ob.PartyID
+		for _, t := range ob.Topology {
+			res.Topology = append(res.Topology, machine.TopologyTx{Hash: t.Hash, Description: t.Description})
+		}
+	case machine.OpCompleteOnboarding:
+		if err := a.L.CompleteOnboarding(call.PartyID, call.Signatures); err != nil {
+			return fail(err)
+		}
+	case machine.OpPrepare:
+		cmd, err := command(call)
+		if err != nil {
+			return fail(err)
+		}
+		p, err := a.L.Prepare(call.ActAs, cmd, call.CommandID)
+		if err != nil {
+			return fail(err)
+		}
+		res.PreparedID, res.Hash, res.ExpiresAt = p.ID, append([]byte(nil), p.Hash[:]...), p.ExpiresAt
+	case machine.OpExecute:
+		u, err := a.L.Execute(call.PreparedID, call.Signature)
+		if err != nil {
+			return fail(err)
+		}
+		fill(&res, u)
+	case machine.OpSubmit:
+		cmd, err := command(call)
+		if err != nil {
+			return fail(err)
+		}
+		actAs := call.ActAs
+		if call.Command.CreatePreapproval != nil {
+			actAs = call.Command.CreatePreapproval.Receiver
+		}
+		u, err := a.L.Submit(actAs, cmd, call.CommandID)
+		if err != nil {
+			return fail(err)
+		}
+		fill(&res, u)
+	default:
+		return fail(fmt.Errorf("unknown ledger operation %q", call.Op))
+	}
+	return res
+}
+
+// fill copies an update's outcome into a result.
+func fill(res *machine.LedgerResult, u ledgersim.Update) {
+	res.UpdateID = u.UpdateID
+	res.AllocationCID = u.Allocation
+	res.InstructionCID = u.TransferInstruction
+	res.Receipts = append([]string(nil), u.Receipts...)
+}
+
+// command translates the machine's command into ledgersim's.
+func command(call machine.LedgerCall) (ledgersim.Command, error) {
+	c := call.Command
+	if c == nil {
+		return nil, errors.New("ledger call without a command")
+	}
+	switch {
+	case c.Allocate != nil:
+		al := c.Allocate
+		side := ledgersim.SideReceive
+		if al.Send {
+			side = ledgersim.SideSend
+		}
+		return ledgersim.Allocate{
+			Settlement: ledgersim.SettlementRef{Executor: al.Executor, ID: al.SettlementID},
+			LegID:      al.LegID, Side: side, Instrument: al.Instrument, Amount: al.Amount,
+			AllocateBefore: al.AllocateBefore, SettleBefore: al.SettleBefore,
+		}, nil
+	case c.CancelAllocation != nil:
+		return ledgersim.CancelAllocation{Allocation: c.CancelAllocation.AllocationCID}, nil
+	case c.Settle != nil:
+		s := c.Settle
+		legs := make([]ledgersim.Leg, len(s.Legs))
+		for i, l := range s.Legs {
+			legs[i] = ledgersim.Leg{Sender: l.Sender, Receiver: l.Receiver, Instrument: l.Instrument, Amount: l.Amount}
+		}
+		return ledgersim.Settle{
+			Settlement:  ledgersim.SettlementRef{Executor: s.Executor, ID: s.SettlementID},
+			Legs:        legs,
+			Allocations: append([]string(nil), s.Allocations...),
+		}, nil
+	case c.Transfer != nil:
+		t := c.Transfer
+		return ledgersim.Transfer{Receiver: t.Receiver, Instrument: t.Instrument, Amount: t.Amount}, nil
+	case c.AcceptTransfer != nil:
+		return ledgersim.AcceptTransfer{Instruction: c.AcceptTransfer.InstructionCID}, nil
+	case c.CreatePreapproval != nil:
+		return ledgersim.CreatePreapproval{}, nil
+	}
+	return nil, errors.New("ledger command with no operation set")
+}
+
+// failure maps a ledgersim error to the machine's failure categories.
+func failure(err error) *machine.LedgerFailure {
+	cat := machine.LedgerInternal
+	switch ledgersim.CategoryOf(err) {
+	case ledgersim.CategoryContention:
+		cat = machine.LedgerContention
+	case ledgersim.CategoryUnavailable:
+		cat = machine.LedgerUnavailable
+	case ledgersim.CategoryUnknownOutcome:
+		cat = machine.LedgerUnknownOutcome
+	case ledgersim.CategoryBadSignature:
+		cat = machine.LedgerBadSignature
+	case ledgersim.CategoryExpired:
+		cat = machine.LedgerExpired
+	case ledgersim.CategoryInsufficientFunds:
+		cat = machine.LedgerInsufficientFunds
+	case ledgersim.CategoryNotFound:
+		cat = machine.LedgerNotFound
+	case ledgersim.CategoryNotSupported:
+		cat = machine.LedgerNotSupported
+	case ledgersim.CategoryPreapprovalRequired:
+		cat = machine.LedgerPreapprovalNeeded
+	case ledgersim.CategoryForbidden:
+		cat = machine.LedgerForbidden
+	case ledgersim.CategoryRejected, ledgersim.CategoryInvalid, ledgersim.CategoryAlreadyExists,
+		ledgersim.CategoryAlreadyExecuted, ledgersim.CategoryMismatch:
+		cat = machine.LedgerRejected
+	case ledgersim.CategoryInternal:
+		cat = machine.LedgerInternal
+	}
+	return &machine.LedgerFailure{Category: cat, Message: err.Error()}
+}
+
+// Holdings reports a party's holdings, free or held by a live lock.
+func (a *Adapter) Holdings(party string) []machine.LedgerHolding {
+	now := a.L.Config().Clock.Now()
+	hs := a.L.Holdings(party)
+	out := make([]machine.LedgerHolding, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, machine.LedgerHolding{Instrument: h.Instrument, Amount: h.Amount, Locked: !h.FreeAt(now)})
+	}
+	return out
+}
+
+// Incoming reports the transfer instructions waiting for a party's acceptance.
+func (a *Adapter) Incoming(party string) []machine.LedgerTransfer {
+	ts := a.L.PendingTransfers(party)
+	out := make([]machine.LedgerTransfer, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, machine.LedgerTransfer{CID: t.CID, Sender: t.Sender, Instrument: t.Instrument, Amount: t.Amount})
+	}
+	return out
+}
+
+// RealBackoff pauses 50 ms, 100 ms, 200 ms… between retries: for the real process.
+func RealBackoff(n int) { time.Sleep(time.Duration(50<<min(n-1, 5)) * time.Millisecond) }

@@ -1,0 +1,534 @@
+// Package loop is the single goroutine that owns the desk. Transports hand it commands,
+// reads and socket changes; it stamps each input with the time, journals it, applies it to
+// the machine, and releases what the input caused (replies, stream events, socket closes,
+// ledger calls) only once the input is durable. Ledger calls run on a bounded pool of
+// workers whose results come back as inputs; deadlines come back as Tick inputs.
+//
+// The loop holds no business rule: every decision is machine.Apply's.
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// Ledger is what the loop needs of the ledger: running a call to completion (its own effects
+// durable before it returns) and the two reads the machine's queries need.
+type Ledger interface {
+	Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult
+	Holdings(party string) []machine.LedgerHolding
+	Incoming(party string) []machine.LedgerTransfer
+}
+
+// Clock is the loop's source of time.
+type Clock interface{ Now() time.Time }
+
+// Sink receives what the stream transport must do: socket bindings, events and closes, in
+// order. Deliver is called from the loop goroutine and must not block.
+type Sink interface{ Deliver(out machine.Outputs) }
+
+// Config wires a loop.
+type Config struct {
+	Desk   *machine.Desk
+	Ledger Ledger
+	Clock  Clock
+	// Journal makes inputs durable; nil keeps them in memory only (tests, simulation).
+	Journal journal.Log
+	// NextSeq is the sequence number of the next input; 0 means the journal's LastSeq()+1,
+	// or 1 without a journal.
+	NextSeq uint64
+	Sink    Sink
+	// Workers run ledger calls in parallel (default 8).
+	Workers int
+	// QueueSize bounds the requests waiting for the loop (default 4096).
+	QueueSize int
+	Logger    *slog.Logger
+}
+
+// ErrStopped is returned for requests made while the loop is not running.
+var ErrStopped = errors.New("the desk is stopping")
+
+// Loop owns a machine.Desk. Create it with New, then Start it.
+type Loop struct {
+	cfg     Config
+	in      chan request
+	results chan ledgerDone
+	calls   chan machine.LedgerCall
+	durable chan uint64
+	pending chan *journal.Pending
+	stop    chan struct{}
+	done    chan struct{}
+	workers sync.WaitGroup
+
+	// Owned by the loop goroutine.
+	seq       uint64
+	lastAt    time.Time
+	waiting   map[uint64]chan machine.Reply
+	held      []heldOutputs // outputs waiting for durability, in seq order
+	durableTo uint64
+	overflow  []machine.LedgerCall
+	timer     *time.Timer
+
+	chainMu sync.Mutex
+	chain   [32]byte
+
+	stats Stats
+}
+
+// Stats are the loop's counters, read with Snapshot.
+type Stats struct {
+	Inputs        atomic.Uint64
+	Reads         atomic.Uint64
+	LedgerCalls   atomic.Uint64
+	LedgerFails   atomic.Uint64
+	ApplyNanos    atomic.Uint64
+	LedgerNanos   atomic.Uint64
+	QueueDepth    atomic.Int64
+	HeldOutputs   atomic.Int64
+	PanicsHandled atomic.Uint64
+}
+
+// request is one thing a transport asks of the loop.
+type request struct {
+	input   machine.Input // a journaled input, or nil for a read
+	keyHash string
+	query   machine.Query
+	reply   chan machine.Reply
+	// ack means the input has no reply of its own (a socket change): it is answered with
+	// an empty reply once durable.
+	ack bool
+}
+
+type ledgerDone struct {
+	res machine.LedgerResult
+}
+
+// heldOutputs are the outputs of input seq (and read replies) waiting for durability.
+type heldOutputs struct {
+	seq   uint64
+	out   machine.Outputs
+	reads []readReply
+	ack   chan machine.Reply // answered with an empty reply when released
+}
+
+type readReply struct {
+	ch    chan machine.Reply
+	reply machine.Reply
+}
+
+// New checks the configuration and builds a loop; nothing runs until Start.
+func New(cfg Config) (*Loop, error) {
+	if cfg.Desk == nil || cfg.Ledger == nil || cfg.Clock == nil || cfg.Sink == nil {
+		return nil, errors.New("loop: desk, ledger, clock and sink are required")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Loop{
+		cfg:     cfg,
+		in:      make(chan request, cfg.QueueSize),
+		results: make(chan ledgerDone, cfg.QueueSize),
+		calls:   make(chan machine.LedgerCall, cfg.QueueSize),
+		durable: make(chan uint64, cfg.QueueSize),
+		pending: make(chan *journal.Pending, cfg.QueueSize),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		waiting: map[uint64]chan machine.Reply{},
+		seq:     cfg.NextSeq,
+		lastAt:  cfg.Desk.Now,
+	}
+	if l.seq == 0 {
+		l.seq = 1
+		if cfg.Journal != nil {
+			l.seq = cfg.Journal.LastSeq() + 1
+		}
+	}
+	l.durableTo = l.seq - 1
+	return l, nil
+}
+
+// Stats returns the loop's live counters.
+func (l *Loop) Stats() *Stats { return &l.stats }
+
+// Start runs the loop: it applies a Boot input (sockets from before are gone, ledger calls
+// in flight are issued again), then serves.
+func (l *Loop) Start() {
+	for i := 0; i < l.cfg.Workers; i++ {
+		l.workers.Add(1)
+		go l.worker()
+	}
+	if l.cfg.Journal != nil {
+		go l.watchDurability()
+	}
+	l.timer = time.NewTimer(time.Hour)
+	l.timer.Stop()
+	go l.run()
+}
+
+// Stop stops accepting requests, lets the inputs already applied become durable and
+// their outputs leave, and stops the workers. Requests still queued get ErrStopped.
+func (l *Loop) Stop(ctx context.Context) error {
+	close(l.stop)
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return fmt.Errorf("stop the desk loop: %w", ctx.Err())
+	}
+	close(l.calls)
+	wait := make(chan struct{})
+	go func() { l.workers.Wait(); close(wait) }()
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop the ledger workers: %w", ctx.Err())
+	}
+}
+
+// Do journals and applies a command and returns its reply once the input is durable (for
+// a reply that waits on the ledger, once the answering input is).
+func (l *Loop) Do(ctx context.Context, cmd machine.Command_) (machine.Reply, error) {
+	return l.ask(ctx, request{input: cmd})
+}
+
+// Read answers a query for the caller with this key hash, consistently with every input
+// applied before it, once those inputs are durable.
+func (l *Loop) Read(ctx context.Context, keyHash string, q machine.Query) (machine.Reply, error) {
+	return l.ask(ctx, request{keyHash: keyHash, query: q})
+}
+
+// OpenSocket reports a stream socket that finished its handshake; the machine's answer
+// comes through the Sink.
+func (l *Loop) OpenSocket(ctx context.Context, socket uint64, keyHash string) error {
+	_, err := l.ask(ctx, request{input: machine.SocketOpened{Socket: socket, KeyHash: keyHash}, ack: true})
+	return err
+}
+
+// CloseSocket reports that a stream socket is gone.
+func (l *Loop) CloseSocket(ctx context.Context, socket uint64) error {
+	_, err := l.ask(ctx, request{input: machine.SocketClosed{Socket: socket}, ack: true})
+	return err
+}
+
+func (l *Loop) ask(ctx context.Context, r request) (machine.Reply, error) {
+	r.reply = make(chan machine.Reply, 1)
+	select {
+	case l.in <- r:
+		l.stats.QueueDepth.Add(1)
+	case <-l.stop:
+		return machine.Reply{}, ErrStopped
+	case <-ctx.Done():
+		return machine.Reply{}, ctx.Err()
+	}
+	select {
+	case rep, ok := <-r.reply:
+		if !ok {
+			return machine.Reply{}, ErrStopped
+		}
+		return rep, nil
+	case <-l.done:
+		// The loop stopped; a reply may still have been released just before.
+		select {
+		case rep, ok := <-r.reply:
+			if ok {
+				return rep, nil
+			}
+		default:
+		}
+		return machine.Reply{}, ErrStopped
+	case <-ctx.Done():
+		return machine.Reply{}, ctx.Err()
+	}
+}
+
+// run is the loop goroutine.
+func (l *Loop) run() {
+	defer close(l.done)
+	l.apply(machine.Boot{}, nil)
+	for {
+		l.dispatchOverflow()
+		select {
+		case r := <-l.in:
+			l.stats.QueueDepth.Add(-1)
+			switch {
+			case r.input == nil:
+				l.read(r)
+			case r.ack:
+				l.applyAck(r.input, r.reply)
+			default:
+				l.apply(r.input, r.reply)
+			}
+		case d := <-l.results:
+			l.apply(d.res, nil)
+		case <-l.timer.C:
+			l.apply(machine.Tick{}, nil)
+		case seq := <-l.durable:
+			l.markDurable(seq)
+		case <-l.stop:
+			l.drain()
+			return
+		}
+	}
+}
+
+// drain waits until every applied input is durable and its outputs left.
+func (l *Loop) drain() {
+	for len(l.held) > 0 && l.cfg.Journal != nil {
+		l.markDurable(<-l.durable)
+	}
+	l.dispatchOverflow()
+	for len(l.overflow) > 0 {
+		// The workers are still running: hand them what is left.
+		l.calls <- l.overflow[0]
+		l.overflow = l.overflow[1:]
+	}
+	for seq, ch := range l.waiting {
+		delete(l.waiting, seq)
+		close(ch)
+	}
+}
+
+// now stamps an input: the clock's time, never earlier than the previous input's.
+func (l *Loop) now() time.Time {
+	t := l.cfg.Clock.Now().UTC().Round(0)
+	if t.Before(l.lastAt) {
+		t = l.lastAt
+	}
+	l.lastAt = t
+	return t
+}
+
+// applyAck applies an input without a reply of its own and acknowledges it when durable.
+func (l *Loop) applyAck(in machine.Input, ack chan machine.Reply) {
+	l.applyWith(in, nil, ack)
+}
+
+// apply journals and applies one input; reply, if set, waits for the request's reply.
+func (l *Loop) apply(in machine.Input, reply chan machine.Reply) {
+	l.applyWith(in, reply, nil)
+}
+
+func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
+	seq := l.seq
+	l.seq++
+	env := machine.Envelope{Seq: seq, At: l.now(), Input: in}
+	if reply != nil {
+		l.waiting[seq] = reply
+	}
+	rec, err := machine.EncodeEnvelope(env)
+	if err != nil {
+		// An input that cannot be encoded cannot be journaled, so it must not be applied.
+		l.cfg.Logger.Error("encode input", "seq", seq, "kind", in.Kind(), "err", err)
+		l.seq--
+		delete(l.waiting, seq)
+		for _, ch := range []chan machine.Reply{reply, ack} {
+			if ch != nil {
+				ch <- machine.Reply{Status: 500, Err: &machine.APIError{Status: 500, Message: "internal error"}}
+			}
+		}
+		return
+	}
+	if l.cfg.Journal != nil {
+		p := l.cfg.Journal.AppendAsync(rec)
+		if first, _ := p.Seqs(); first != seq {
+			l.cfg.Logger.Error("journal sequence diverged from the loop's", "journal", first, "loop", seq)
+		}
+		l.pending <- p
+	}
+	l.chainMu.Lock()
+	l.chain = sha256.Sum256(append(l.chain[:], rec...))
+	l.chainMu.Unlock()
+	start := time.Now()
+	out := l.safeApply(env)
+	l.stats.ApplyNanos.Add(uint64(time.Since(start)))
+	l.stats.Inputs.Add(1)
+	l.schedule(out.NextDeadline)
+	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
+}
+
+// safeApply applies an input, turning a panic (a bug) into an internal-error reply for the
+// request rather than a dead desk.
+func (l *Loop) safeApply(env machine.Envelope) (out machine.Outputs) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.stats.PanicsHandled.Add(1)
+			l.cfg.Logger.Error("machine panicked", "seq", env.Seq, "kind", env.Input.Kind(), "panic", fmt.Sprint(p))
+			out = machine.Outputs{Replies: []machine.Reply{{Seq: env.Seq, Status: 500, Err: &machine.APIError{Status: 500, Message: "internal error"}}}}
+		}
+	}()
+	return machine.Apply(l.cfg.Desk, env)
+}
+
+// read answers a query; its reply waits for the inputs it may reflect to be durable.
+func (l *Loop) read(r request) {
+	l.stats.Reads.Add(1)
+	q := r.query
+	if party, ok := l.cfg.Desk.Caller(r.keyHash); ok {
+		switch q.(type) {
+		case machine.QBalances:
+			q = machine.QBalances{Holdings: l.cfg.Ledger.Holdings(party)}
+		case machine.QIncoming:
+			q = machine.QIncoming{Transfers: l.cfg.Ledger.Incoming(party)}
+		}
+	}
+	rep := machine.Read(l.cfg.Desk, l.now(), r.keyHash, q)
+	if l.durableTo >= l.seq-1 {
+		r.reply <- rep
+		return
+	}
+	last := &l.held[len(l.held)-1]
+	last.reads = append(last.reads, readReply{ch: r.reply, reply: rep})
+}
+
+// hold queues outputs until their input is durable (at once without a journal).
+func (l *Loop) hold(h heldOutputs) {
+	if l.cfg.Journal == nil {
+		l.durableTo = h.seq
+		l.release(h)
+		return
+	}
+	l.held = append(l.held, h)
+	l.stats.HeldOutputs.Store(int64(len(l.held)))
+}
+
+// markDurable releases every held output up to seq.
+func (l *Loop) markDurable(seq uint64) {
+	if seq > l.durableTo {
+		l.durableTo = seq
+	}
+	n := 0
+	for n < len(l.held) && l.held[n].seq <= l.durableTo {
+		l.release(l.held[n])
+		n++
+	}
+	l.held = append(l.held[:0], l.held[n:]...)
+	l.stats.HeldOutputs.Store(int64(len(l.held)))
+}
+
+// release lets a durable input's outputs leave.
+func (l *Loop) release(h heldOutputs) {
+	for _, rep := range h.out.Replies {
+		if ch, ok := l.waiting[rep.Seq]; ok {
+			delete(l.waiting, rep.Seq)
+			ch <- rep
+		}
+	}
+	if h.ack != nil {
+		h.ack <- machine.Reply{Seq: h.seq, Status: 204}
+	}
+	if len(h.out.Events) > 0 || len(h.out.Closes) > 0 || len(h.out.Bindings) > 0 {
+		l.cfg.Sink.Deliver(machine.Outputs{Bindings: h.out.Bindings, Events: h.out.Events, Closes: h.out.Closes})
+	}
+	for _, c := range h.out.Calls {
+		l.dispatch(c)
+	}
+	for _, r := range h.reads {
+		r.ch <- r.reply
+	}
+}
+
+// dispatch hands a ledger call to the workers without ever blocking the loop.
+func (l *Loop) dispatch(c machine.LedgerCall) {
+	if len(l.overflow) == 0 {
+		select {
+		case l.calls <- c:
+			return
+		default:
+		}
+	}
+	l.overflow = append(l.overflow, c)
+}
+
+func (l *Loop) dispatchOverflow() {
+	for len(l.overflow) > 0 {
+		select {
+		case l.calls <- l.overflow[0]:
+			l.overflow = l.overflow[1:]
+		default:
+			return
+		}
+	}
+}
+
+// schedule arms the timer for the machine's next deadline.
+func (l *Loop) schedule(next time.Time) {
+	if next.IsZero() {
+		return
+	}
+	if !l.timer.Stop() {
+		select {
+		case <-l.timer.C:
+		default:
+		}
+	}
+	wait := next.Sub(l.cfg.Clock.Now())
+	if wait < 0 {
+		wait = 0
+	}
+	l.timer.Reset(wait)
+}
+
+// worker runs ledger calls and feeds their results back.
+func (l *Loop) worker() {
+	defer l.workers.Done()
+	for c := range l.calls {
+		start := time.Now()
+		res := l.cfg.Ledger.Do(context.Background(), c)
+		l.stats.LedgerNanos.Add(uint64(time.Since(start)))
+		l.stats.LedgerCalls.Add(1)
+		if res.Failure != nil {
+			l.stats.LedgerFails.Add(1)
+		}
+		select {
+		case l.results <- ledgerDone{res: res}:
+		case <-l.done:
+			// The loop stopped; the result is lost, and the call will be issued again
+			// after a restart under the same command id.
+		}
+	}
+}
+
+// watchDurability reports, in order, the last sequence number of every append once durable.
+func (l *Loop) watchDurability() {
+	for {
+		select {
+		case p := <-l.pending:
+			<-p.Done()
+			if err := p.Err(); err != nil {
+				l.cfg.Logger.Error("journal append failed; outputs stay held", "err", err)
+				continue
+			}
+			_, last := p.Seqs()
+			select {
+			case l.durable <- last:
+			case <-l.done:
+				return
+			}
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// Chain is a running SHA-256 over every journaled input record: two runs that saw the same
+// inputs have the same chain.
+func (l *Loop) Chain() [32]byte {
+	l.chainMu.Lock()
+	defer l.chainMu.Unlock()
+	return l.chain
+}
