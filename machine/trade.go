@@ -373,20 +373,20 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 		a.emit(id, EvTradeSettled, dto)
 	}
 	a.emit(t.Maker, EvQuoteStatus, QuoteStatusPayload{QuoteID: winner.ID, RfqID: r.ID, Status: winner.wireStatus()})
-	// Everyone else hears that the RFQ closed, then the fate of a live quote they had on it.
+	// Everyone hears that the RFQ closed (the winner last, after its own news), then the
+	// fate of a live quote they had on it: rfq.closed, then quote.status, for the losing
+	// makers and for the taker alike.
 	for _, m := range a.rfqAudience(r) {
-		if m == t.Maker {
-			continue
+		if m != t.Maker {
+			a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
 		}
-		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
-		if m == r.Taker {
-			continue
-		}
+	}
+	a.emit(t.Maker, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
+	for _, m := range r.Invited {
 		if q := a.d.makerQuoteOn(r, m); q != nil && q.pending() {
 			a.endQuote(q, TrigLose)
 		}
 	}
-	a.emit(t.Maker, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
 	a.forgetTrades()
 }
 
