@@ -36,33 +36,38 @@ const (
 
 func entitySum(e *encoder) [32]byte { return sha256.Sum256(e.b) }
 
-func newEntity(tag byte) encoder {
-	e := encoder{b: make([]byte, 0, 256)}
-	e.u8(digestVersion0)
-	e.u8(tag)
-	return e
+// sumScratch is a reusable encoding buffer of the write path (guarded by the ledger's
+// lock); readers pass nil and get a fresh one.
+type sumScratch struct{ e encoder }
+
+func newEntity(s *sumScratch, tag byte) *encoder {
+	if s == nil {
+		s = &sumScratch{}
+	}
+	s.e.b = append(s.e.b[:0], digestVersion0, tag)
+	return &s.e
 }
 
-func partySum(p *Party) [32]byte {
-	e := newEntity(entParty)
+func partySum(s *sumScratch, p *Party) [32]byte {
+	e := newEntity(s, entParty)
 	e.str(p.ID)
 	e.str(p.Hint)
 	e.bytes(p.PublicKey)
 	e.boolean(p.External)
-	return entitySum(&e)
+	return entitySum(e)
 }
 
-func pendingSum(p *pendingOnboarding) [32]byte {
-	e := newEntity(entOnboarding)
+func pendingSum(s *sumScratch, p *pendingOnboarding) [32]byte {
+	e := newEntity(s, entOnboarding)
 	e.str(p.ob.PartyID)
 	e.str(p.hint)
 	e.bytes(p.pub)
 	e.time(p.expires)
-	return entitySum(&e)
+	return entitySum(e)
 }
 
-func instrumentSum(in *Instrument) [32]byte {
-	e := newEntity(entInstrument)
+func instrumentSum(s *sumScratch, in *Instrument) [32]byte {
+	e := newEntity(s, entInstrument)
 	e.str(in.ID)
 	e.str(in.Admin)
 	e.str(in.Symbol)
@@ -70,7 +75,7 @@ func instrumentSum(in *Instrument) [32]byte {
 	e.u32(uint32(in.Decimals))
 	e.boolean(in.Native)
 	e.boolean(in.Listed)
-	return entitySum(&e)
+	return entitySum(e)
 }
 
 func encodeLock(e *encoder, l *Lock) {
@@ -84,8 +89,8 @@ func encodeLock(e *encoder, l *Lock) {
 	e.str(l.Context)
 }
 
-func contractSum(c *contract) [32]byte {
-	e := newEntity(entContract)
+func contractSum(s *sumScratch, c *contract) [32]byte {
+	e := newEntity(s, entContract)
 	e.str(string(c.kind))
 	switch c.kind {
 	case ContractHolding:
@@ -95,7 +100,7 @@ func contractSum(c *contract) [32]byte {
 		e.str(h.Instrument)
 		e.str(h.Admin)
 		e.dec(h.Amount)
-		encodeLock(&e, h.Lock)
+		encodeLock(e, h.Lock)
 		e.i64(h.CreatedOffset)
 	case ContractTransferInstruction:
 		t := c.ti
@@ -112,7 +117,7 @@ func contractSum(c *contract) [32]byte {
 	case ContractAllocation:
 		a := c.al
 		e.str(a.CID)
-		a.Settlement.encode(&e)
+		a.Settlement.encode(e)
 		e.str(a.LegID)
 		e.str(a.Owner)
 		e.u8(byte(a.Side))
@@ -127,19 +132,19 @@ func contractSum(c *contract) [32]byte {
 		e.str(c.pa.Receiver)
 		e.i64(c.pa.CreatedOffset)
 	}
-	return entitySum(&e)
+	return entitySum(e)
 }
 
-func preparedSum(p *Prepared) [32]byte {
-	e := newEntity(entPrepared)
+func preparedSum(s *sumScratch, p *Prepared) [32]byte {
+	e := newEntity(s, entPrepared)
 	e.b = append(e.b, p.Hash[:]...)
 	e.str(p.ID)
 	e.str(p.CommandID)
-	return entitySum(&e)
+	return entitySum(e)
 }
 
-func updateSum(u *Update) [32]byte {
-	e := newEntity(entUpdate)
+func updateSum(s *sumScratch, u *Update) [32]byte {
+	e := newEntity(s, entUpdate)
 	e.str(u.UpdateID)
 	e.i64(u.Offset)
 	e.str(u.CommandID)
@@ -154,7 +159,7 @@ func updateSum(u *Update) [32]byte {
 	e.str(u.Preapproval)
 	e.strs(u.Receipts)
 	e.strs(u.Released)
-	return entitySum(&e)
+	return entitySum(e)
 }
 
 // digest folds the accumulator and the counters into the state digest.

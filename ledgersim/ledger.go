@@ -49,7 +49,7 @@ func New(cfg Config) (*Ledger, error) {
 		st.instruments[s.ID] = in
 		st.instrumentOrder = append(st.instrumentOrder, s.ID)
 		st.supply[s.ID] = money.Zero
-		st.acc.add(instrumentSum(in))
+		st.acc.add(instrumentSum(&st.scratch, in))
 	}
 	genesis := &tx{st: st, u: &Update{}}
 	for _, p := range c.Parties {
@@ -194,7 +194,7 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*Prepared, error) {
 	r.p = Prepared{ID: st.newPreparedID(), ActAs: in.ActAs, Command: cmd, CommandID: in.CommandID,
 		PreparedAt: in.At, ExpiresAt: in.At.Add(st.cfg.PreparedLifetime), Inputs: pl.inputs()}
 	r.p.Hash = HashPrepared(st.cfg.LedgerID, r.p)
-	r.sum = preparedSum(&r.p)
+	r.sum = preparedSum(&st.scratch, &r.p)
 	st.prepared[r.p.ID] = r
 	st.acc.add(r.sum)
 	heap.Push(&st.prepExp, expiry{at: r.p.ExpiresAt, id: r.p.ID})
@@ -422,9 +422,9 @@ func (l *Ledger) applyDelist(in *Input, replay bool) error {
 		}
 		return nil
 	}
-	st.acc.sub(instrumentSum(inst))
+	st.acc.sub(instrumentSum(&st.scratch, inst))
 	inst.Listed = false
-	st.acc.add(instrumentSum(inst))
+	st.acc.add(instrumentSum(&st.scratch, inst))
 	l.record(in, replay)
 	return nil
 }

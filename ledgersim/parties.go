@@ -33,7 +33,7 @@ func (st *state) allocateInternal(hint string) string {
 
 func (st *state) addParty(p *Party) {
 	st.parties[p.ID] = p
-	st.acc.add(partySum(p))
+	st.acc.add(partySum(&st.scratch, p))
 }
 
 func (st *state) isReservoir(id string) bool { return id != "" && id == st.reservoir }
@@ -91,7 +91,7 @@ func (l *Ledger) applyOnboard(in *Input, replay bool) (Onboarding, error) {
 	}
 	p := &pendingOnboarding{hint: in.Hint, pub: ed25519.PublicKey(append([]byte(nil), in.PublicKey...)), expires: in.At.Add(st.cfg.OnboardingLifetime)}
 	p.ob = Onboarding{PartyID: id, Topology: OnboardingTopology(st.cfg.LedgerID, in.Hint, p.pub), ExpiresAt: p.expires}
-	p.sum = pendingSum(p)
+	p.sum = pendingSum(&st.scratch, p)
 	st.pending[id] = p
 	st.acc.add(p.sum)
 	heap.Push(&st.pendingExp, expiry{at: p.expires, id: id})

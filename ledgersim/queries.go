@@ -294,7 +294,7 @@ func (l *Ledger) CheckInvariants() error {
 	sort.Strings(cids)
 	for _, cid := range cids {
 		c := st.contracts[cid]
-		acc.add(contractSum(c))
+		acc.add(contractSum(nil, c))
 		switch c.kind {
 		case ContractHolding:
 			h := c.h
@@ -357,16 +357,16 @@ func (l *Ledger) CheckInvariants() error {
 		}
 	}
 	for _, p := range st.parties {
-		acc.add(partySum(p))
+		acc.add(partySum(nil, p))
 	}
 	for _, p := range st.pending {
 		acc.add(p.sum)
 	}
 	for _, in := range st.instruments {
-		acc.add(instrumentSum(in))
+		acc.add(instrumentSum(nil, in))
 	}
 	for _, r := range st.updates {
-		acc.add(updateSum(&r.u))
+		acc.add(updateSum(nil, &r.u))
 	}
 	if acc != st.acc {
 		return fmt.Errorf("incremental digest out of step with a recount")

@@ -83,7 +83,8 @@ type state struct {
 	byCommand map[string]string // command id → update id
 	byPrep    map[string]string // prepared id → update id
 
-	acc digestAcc
+	acc     digestAcc
+	scratch sumScratch
 }
 
 func newState(cfg *Config) *state {
@@ -168,7 +169,7 @@ func sortedKeys(s map[string]struct{}) []string {
 // ---- contracts ----
 
 func (st *state) addContract(c *contract, cid string) {
-	c.sum = contractSum(c)
+	c.sum = contractSum(&st.scratch, c)
 	st.contracts[cid] = c
 	st.acc.add(c.sum)
 	switch c.kind {
@@ -285,7 +286,7 @@ func (st *state) tombstone(id string) {
 // retain stores an update for Update() and deduplication, forgetting the oldest beyond
 // the limit.
 func (st *state) retain(u Update) {
-	r := &updateRec{u: u, sum: updateSum(&u)}
+	r := &updateRec{u: u, sum: updateSum(&st.scratch, &u)}
 	st.updates[u.UpdateID] = r
 	st.acc.add(r.sum)
 	st.byCommand[u.CommandID] = u.UpdateID
