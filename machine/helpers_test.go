@@ -173,7 +173,9 @@ func isExecute(c LedgerCall) bool { return c.Op == OpExecute }
 func isSettle(c LedgerCall) bool  { return c.Command != nil && c.Command.Settle != nil }
 func isCancel(c LedgerCall) bool  { return c.Command != nil && c.Command.CancelAllocation != nil }
 func legIs(leg string) func(LedgerCall) bool {
-	return func(c LedgerCall) bool { return c.Command != nil && c.Command.Allocate != nil && c.Command.Allocate.LegID == leg }
+	return func(c LedgerCall) bool {
+		return c.Command != nil && c.Command.Allocate != nil && c.Command.Allocate.LegID == leg
+	}
 }
 func anyCall(LedgerCall) bool { return true }
 
