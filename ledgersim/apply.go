@@ -133,16 +133,6 @@ func (t *tx) createHolding(cid, owner string, in *Instrument, amount money.Decim
 	return cid
 }
 
-// spend archives inputs and returns the change (sum − amount) to owner as a free holding.
-func (t *tx) spend(owner string, in *Instrument, inputs []*Holding, sum, amount money.Decimal) {
-	for _, h := range inputs {
-		t.archive(h.CID)
-	}
-	if change := sum.Sub(amount); change.Sign() > 0 {
-		t.createHolding("", owner, in, change, nil)
-	}
-}
-
 // release unlocks the holding cid if it is still locked for context: it is archived and
 // an equal free holding is created for its owner.
 func (t *tx) release(cid, context string) {
