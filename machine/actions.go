@@ -49,6 +49,7 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 		FlowID:      spec.FlowID,
 		LegID:       spec.LegID,
 		TradeID:     spec.TradeID,
+		Order:       a.d.IDs.Counter,
 	}
 	a.d.Actions[x.ID] = x
 	a.at(x.ExpiresAt, DLAction, x.ID)

@@ -203,6 +203,9 @@ type Action struct {
 	TradeID     string    `json:"tradeId,omitempty"`
 	// Attempt counts the executes sent, so each gets its own command id.
 	Attempt int `json:"attempt"`
+	// Order is the id generator's counter when the action was made: GET /tx/pending lists
+	// actions in the order they were created (ids are random, timestamps may tie).
+	Order uint64 `json:"order"`
 }
 
 func (x *Action) getState() State  { return x.State }

@@ -266,7 +266,7 @@ func (r reader) pendingActions() []*Action {
 			out = append(out, x)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
 	return out
 }
 
