@@ -49,6 +49,9 @@ type Config struct {
 	Sink    Sink
 	// Workers run ledger calls in parallel (default 8).
 	Workers int
+	// Chain keeps a running digest of every input record (see Loop.Chain); it costs an
+	// encoding of every input even without a journal.
+	Chain bool
 	// QueueSize bounds the requests waiting for the loop (default 4096).
 	QueueSize int
 	Logger    *slog.Logger
@@ -330,7 +333,11 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	if reply != nil {
 		l.waiting[seq] = reply
 	}
-	rec, err := machine.EncodeEnvelope(env)
+	var rec []byte
+	var err error
+	if l.cfg.Journal != nil || l.cfg.Chain {
+		rec, err = machine.EncodeEnvelope(env)
+	}
 	if err != nil {
 		// An input that cannot be encoded cannot be journaled, so it must not be applied.
 		l.cfg.Logger.Error("encode input", "seq", seq, "kind", in.Kind(), "err", err)
@@ -350,9 +357,11 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 		}
 		l.pending <- p
 	}
-	l.chainMu.Lock()
-	l.chain = sha256.Sum256(append(l.chain[:], rec...))
-	l.chainMu.Unlock()
+	if l.cfg.Chain {
+		l.chainMu.Lock()
+		l.chain = sha256.Sum256(append(l.chain[:], rec...))
+		l.chainMu.Unlock()
+	}
 	start := time.Now()
 	out := l.safeApply(env)
 	l.stats.ApplyNanos.Add(uint64(time.Since(start)))
@@ -525,8 +534,8 @@ func (l *Loop) watchDurability() {
 	}
 }
 
-// Chain is a running SHA-256 over every journaled input record: two runs that saw the same
-// inputs have the same chain.
+// Chain is a running SHA-256 over every input record, kept when Config.Chain is set: two
+// runs that saw the same inputs have the same chain.
 func (l *Loop) Chain() [32]byte {
 	l.chainMu.Lock()
 	defer l.chainMu.Unlock()
