@@ -28,6 +28,7 @@ var inputKinds = map[string]func() Input{
 	AcceptIncoming{}.Kind():   func() Input { return &AcceptIncoming{} },
 	Withdraw{}.Kind():         func() Input { return &Withdraw{} },
 	FaucetDraw{}.Kind():       func() Input { return &FaucetDraw{} },
+	Checkpoint{}.Kind():       func() Input { return &Checkpoint{} },
 }
 
 // journalRecord is the journaled form of an envelope.
@@ -111,6 +112,8 @@ func deref(in Input) Input {
 	case *Withdraw:
 		return *v
 	case *FaucetDraw:
+		return *v
+	case *Checkpoint:
 		return *v
 	}
 	return in
