@@ -1,0 +1,155 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// fakeDesk records what the transport sends and answers with scripted replies.
+type fakeDesk struct {
+	mu      sync.Mutex
+	cmds    []machine.Command_
+	reads   []readCall
+	opened  []openCall
+	closed  []uint64
+	doFn    func(machine.Command_) (machine.Reply, error)
+	readFn  func(string, machine.Query) (machine.Reply, error)
+	openFn  func(socket uint64, keyHash string) error
+	closeCh chan uint64
+}
+
+type readCall struct {
+	keyHash string
+	q       machine.Query
+}
+
+type openCall struct {
+	socket  uint64
+	keyHash string
+}
+
+func newFakeDesk() *fakeDesk { return &fakeDesk{closeCh: make(chan uint64, 1024)} }
+
+func (d *fakeDesk) Do(_ context.Context, cmd machine.Command_) (machine.Reply, error) {
+	d.mu.Lock()
+	d.cmds = append(d.cmds, cmd)
+	fn := d.doFn
+	d.mu.Unlock()
+	if fn != nil {
+		return fn(cmd)
+	}
+	return machine.Reply{Status: 200, Body: machine.OKDTO{OK: true}}, nil
+}
+
+func (d *fakeDesk) Read(_ context.Context, keyHash string, q machine.Query) (machine.Reply, error) {
+	d.mu.Lock()
+	d.reads = append(d.reads, readCall{keyHash, q})
+	fn := d.readFn
+	d.mu.Unlock()
+	if fn != nil {
+		return fn(keyHash, q)
+	}
+	return machine.Reply{Status: 200, Body: map[string]string{"query": "ok"}}, nil
+}
+
+func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string) error {
+	d.mu.Lock()
+	d.opened = append(d.opened, openCall{socket, keyHash})
+	fn := d.openFn
+	d.mu.Unlock()
+	if fn != nil {
+		return fn(socket, keyHash)
+	}
+	return nil
+}
+
+func (d *fakeDesk) CloseSocket(_ context.Context, socket uint64) error {
+	d.mu.Lock()
+	d.closed = append(d.closed, socket)
+	d.mu.Unlock()
+	d.closeCh <- socket
+	return nil
+}
+
+func (d *fakeDesk) commands() []machine.Command_ {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]machine.Command_(nil), d.cmds...)
+}
+
+func (d *fakeDesk) queries() []readCall {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]readCall(nil), d.reads...)
+}
+
+func (d *fakeDesk) calls() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.cmds) + len(d.reads) + len(d.opened)
+}
+
+var errDeskDown = errors.New("desk stopped")
+
+// testServer starts a Server for d on 127.0.0.1.
+func testServer(t *testing.T, d *fakeDesk, mod func(*Options)) (*Server, *httptest.Server) {
+	t.Helper()
+	opts := Options{Desk: d}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv := New(opts)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		ts.Close()
+	})
+	return srv, ts
+}
+
+// response is what a test request got back.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// request sends one HTTP request; key "" sends no X-API-Key; contentType "" sends none.
+func request(t *testing.T, ts *httptest.Server, method, path, body, key, contentType string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, ts.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+}
