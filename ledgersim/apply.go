@@ -47,7 +47,7 @@ func (c *checker) check(cmd Command) (plan, error) {
 	case WithdrawTransfer:
 		return c.endTransfer(v.Instruction, true)
 	case CreatePreapproval:
-		return c.preapproval()
+		return c.preapproval(v)
 	}
 	return nil, newErr(CategoryInvalid, "", "unknown command %T", cmd)
 }

@@ -154,9 +154,22 @@ type WithdrawTransfer struct {
 	Instruction string `json:"instruction"`
 }
 
-// CreatePreapproval creates the acting party's transfer preapproval for the native
-// coin. Idempotent; a no-op success on sandbox.
-type CreatePreapproval struct{}
+// CreatePreapproval creates a transfer preapproval for the native coin, so that its
+// receiver can be sent the native coin on testnet and mainnet.
+//
+// With Receiver empty (or equal to the acting party) the acting party preapproves
+// itself. With Receiver set to another party, the acting party must be internal: it acts
+// as the preapproval's provider on behalf of a party hosted on the desk's participant
+// (external parties included, so that nothing else needs their signature); an external
+// acting party gets ErrForbidden and an unknown receiver ErrNotFound.
+//
+// Idempotent: when the receiver already has a preapproval, by any provider, the update
+// names it and creates nothing. On sandbox, once the parties check out, it is a no-op
+// success.
+type CreatePreapproval struct {
+	// Receiver is the party that may then receive the native coin ("" = the acting party).
+	Receiver string `json:"receiver,omitempty"`
+}
 
 // Kind implementations.
 
@@ -231,7 +244,10 @@ func normalizeCommand(c Command) (Command, error) {
 		}
 		return *v, nil
 	case *CreatePreapproval:
-		return CreatePreapproval{}, nil
+		if v == nil {
+			return nil, newErr(CategoryInvalid, "", "nil command")
+		}
+		return *v, nil
 	}
 	return c.clone(), nil
 }

@@ -130,6 +130,7 @@ func contractSum(s *sumScratch, c *contract) [32]byte {
 	case ContractPreapproval:
 		e.str(c.pa.CID)
 		e.str(c.pa.Receiver)
+		e.str(c.pa.Provider)
 		e.i64(c.pa.CreatedOffset)
 	}
 	return entitySum(e)

@@ -19,6 +19,10 @@
 //   - Transfer creates a pending TransferInstruction (the receiver's deposit inbox) and
 //     locks the sender's funds; AcceptTransfer, RejectTransfer and WithdrawTransfer end it.
 //     The faucet is Transfer commands submitted by the reservoir party (FaucetTransfers).
+//   - On testnet and mainnet the native coin reaches only a party with a transfer
+//     preapproval. CreatePreapproval makes one: a party for itself, or an internal party
+//     (the desk's operator) as provider on behalf of any party, external ones included,
+//     so that a hosted party needs to sign nothing for it. On sandbox it is a no-op.
 //   - Allocate locks a Send allocation's holdings (change returned) or records a Receive
 //     allocation's consent; CancelAllocation and WithdrawAllocation release. Settle, by
 //     the executor, consumes every allocation of a settlement and moves every leg in one

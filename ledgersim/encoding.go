@@ -141,7 +141,10 @@ func (c WithdrawTransfer) encode(e *encoder) {
 	e.str(c.Instruction)
 }
 
-func (c CreatePreapproval) encode(e *encoder) { e.u8(tagCreatePreapproval) }
+func (c CreatePreapproval) encode(e *encoder) {
+	e.u8(tagCreatePreapproval)
+	e.str(c.Receiver)
+}
 
 // EncodePrepared returns the canonical encoding of a prepared transaction on the ledger
 // named ledgerID (ENCODING.md): version, ledger id, prepared id, acting party, command

@@ -38,6 +38,9 @@ func goldenPrepared() map[string]Prepared {
 		"reject-transfer":     RejectTransfer{Instruction: "0066"},
 		"withdraw-transfer":   WithdrawTransfer{Instruction: "0066"},
 		"create-preapproval":  CreatePreapproval{},
+		// The desk's operator on behalf of a hosted party (a Submit, never signed by a
+		// party; its encoding is fixed all the same).
+		"create-preapproval-receiver": CreatePreapproval{Receiver: "bob::1220cc"},
 	}
 	out := map[string]Prepared{}
 	for k, c := range cmds {

@@ -86,6 +86,16 @@ func (e *env) cmdID() string {
 // external onboards an external party (with a preapproval where the profile needs one).
 func (e *env) external(hint string) string {
 	e.t.Helper()
+	id := e.onboard(hint)
+	if _, err := e.run(id, CreatePreapproval{}, e.cmdID()); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// onboard onboards an external party, without a preapproval.
+func (e *env) onboard(hint string) string {
+	e.t.Helper()
 	k := testKey(hint)
 	ob, err := e.l.OnboardExternal(hint, k.Public().(ed25519.PublicKey))
 	if err != nil {
@@ -99,9 +109,6 @@ func (e *env) external(hint string) string {
 		e.t.Fatal(err)
 	}
 	e.keys[ob.PartyID] = k
-	if _, err := e.run(ob.PartyID, CreatePreapproval{}, e.cmdID()); err != nil {
-		e.t.Fatal(err)
-	}
 	return ob.PartyID
 }
 

@@ -60,7 +60,7 @@ func New(cfg Config) (*Ledger, error) {
 		}
 		if p.Preapproval && c.Profile.PreapprovalRequired() {
 			cid := st.newCID()
-			genesis.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: id}}, cid)
+			genesis.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: id, Provider: id}}, cid)
 		}
 	}
 	if c.Faucet.Reservoir != "" {

@@ -489,7 +489,7 @@ func TestCommandJSON(t *testing.T) {
 		CancelAllocation{"00a"}, WithdrawAllocation{"00b"},
 		Settle{Settlement: SettlementRef{"e", "s"}, Legs: []Leg{{"a", "b", "X", d("2")}}, Allocations: []string{"00c"}},
 		Transfer{Receiver: "r", Instrument: "X", Amount: d("3"), Reason: "why"},
-		AcceptTransfer{"00d"}, RejectTransfer{"00e"}, WithdrawTransfer{"00f"}, CreatePreapproval{},
+		AcceptTransfer{"00d"}, RejectTransfer{"00e"}, WithdrawTransfer{"00f"}, CreatePreapproval{}, CreatePreapproval{Receiver: "r"},
 	}
 	for _, c := range cmds {
 		b, err := MarshalCommand(c)
@@ -517,5 +517,124 @@ func TestCommandJSON(t *testing.T) {
 	var s Side
 	if err := s.UnmarshalText([]byte("sideways")); err == nil {
 		t.Fatal("bad side accepted")
+	}
+}
+
+// TestPreapprovalOnBehalf covers the desk's register/complete path: the operator (an
+// internal party) creates the preapproval of a hosted party, external ones included, and
+// the party then receives the native coin with nothing signed.
+func TestPreapprovalOnBehalf(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	alice := e.onboard("alice")
+	faucet := Transfer{Receiver: alice, Instrument: "Amulet", Amount: d("100")}
+	_, err := e.l.Submit(e.res, faucet, "faucet-early")
+	wantCat(t, err, CategoryPreapprovalRequired)
+
+	signed := len(e.inputs)
+	u, err := e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
+	wantCat(t, err, CategoryNone)
+	if u.Preapproval == "" || len(u.Created) != 1 || u.Created[0] != u.Preapproval || u.ActAs != e.op {
+		t.Fatalf("preapproval update %+v", u)
+	}
+	for _, in := range e.inputs[signed:] {
+		if in.Kind == InputPrepare || in.Kind == InputExecute {
+			t.Fatalf("the party was asked to sign: %+v", in)
+		}
+	}
+	if !e.l.HasPreapproval(alice) {
+		t.Fatal("no preapproval")
+	}
+	c, err := e.l.Contract(u.Preapproval)
+	if err != nil || c.Preapproval == nil || c.Preapproval.Receiver != alice || c.Preapproval.Provider != e.op {
+		t.Fatalf("preapproval contract %+v %v", c, err)
+	}
+
+	// The native coin now reaches alice: faucet draw, accepted by her signature.
+	tu := e.must(e.res, faucet)
+	e.must(alice, AcceptTransfer{Instruction: tu.TransferInstruction})
+	e.wantFree(alice, "Amulet", "100")
+
+	// Idempotent: by command id, by receiver (operator again, or the party itself).
+	u2, err := e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
+	if err != nil || u2.UpdateID != u.UpdateID {
+		t.Fatalf("dedup: %+v %v", u2, err)
+	}
+	u3 := e.must(e.op, CreatePreapproval{Receiver: alice})
+	if u3.Preapproval != u.Preapproval || len(u3.Created) != 0 {
+		t.Fatalf("second preapproval %+v", u3)
+	}
+	u4 := e.must(alice, CreatePreapproval{})
+	if u4.Preapproval != u.Preapproval || len(u4.Created) != 0 {
+		t.Fatalf("self after operator %+v", u4)
+	}
+	bob := e.external("bob") // preapproved itself
+	u5 := e.must(e.op, CreatePreapproval{Receiver: bob})
+	if len(u5.Created) != 0 || u5.Preapproval == "" {
+		t.Fatalf("operator after self %+v", u5)
+	}
+	// Receiver equal to the acting party is the party's own preapproval.
+	carol := e.onboard("carol")
+	u6 := e.must(carol, CreatePreapproval{Receiver: carol})
+	if c, _ := e.l.Contract(u6.Preapproval); c.Preapproval == nil || c.Preapproval.Provider != carol {
+		t.Fatalf("self preapproval %+v", c)
+	}
+
+	cases := []struct {
+		name  string
+		actAs string
+		run   func(e *env, actAs string, cmd Command) error
+		cmd   CreatePreapproval
+		want  Category
+	}{
+		{"unknown receiver", e.op, submit, CreatePreapproval{Receiver: "ghost::1220ab"}, CategoryNotFound},
+		{"external for another", alice, prepare, CreatePreapproval{Receiver: bob}, CategoryForbidden},
+		{"external for unknown", alice, prepare, CreatePreapproval{Receiver: "ghost::1220ab"}, CategoryForbidden},
+		{"house for external", e.house, submit, CreatePreapproval{Receiver: e.onboard("dave")}, CategoryNone},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCat(t, tc.run(e, tc.actAs, tc.cmd), tc.want)
+		})
+	}
+	e.check()
+	replayAll(t, e)
+
+	// Sandbox: the parties are checked, then nothing happens.
+	s := newEnv(t, ProfileSandbox)
+	erin := s.onboard("erin")
+	u7 := s.must(s.op, CreatePreapproval{Receiver: erin})
+	if u7.Preapproval != "" || len(u7.Created) != 0 || s.l.HasPreapproval(erin) {
+		t.Fatalf("sandbox preapproval %+v", u7)
+	}
+	_, err = s.l.Submit(s.op, CreatePreapproval{Receiver: "ghost::1220ab"}, "ghost")
+	wantCat(t, err, CategoryNotFound)
+}
+
+func submit(e *env, actAs string, cmd Command) error {
+	_, err := e.l.Submit(actAs, cmd, e.cmdID())
+	return err
+}
+
+func prepare(e *env, actAs string, cmd Command) error {
+	_, err := e.l.Prepare(actAs, cmd, e.cmdID())
+	return err
+}
+
+// replayAll replays the env's recorded inputs into a fresh ledger and compares digests.
+func replayAll(t *testing.T, e *env) {
+	t.Helper()
+	cfg := e.l.Config()
+	cfg.Recorder, cfg.FaultPlan = nil, nil
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range e.inputs {
+		if err := r.Replay(in); err != nil {
+			t.Fatalf("replay input %d: %v", i, err)
+		}
+	}
+	if r.Digest() != e.l.Digest() {
+		t.Fatal("replayed digest differs")
 	}
 }

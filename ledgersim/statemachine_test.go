@@ -176,7 +176,16 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 			}
 			m.keys[ob.PartyID] = k
 			m.parties = append(m.parties, ob.PartyID)
-			m.run(t, ob.PartyID, CreatePreapproval{}, "pre-"+hint)
+			// The party's own preapproval, or the operator's on its behalf (the desk's
+			// register/complete path); a fault may leave it without one for now.
+			if rapid.Bool().Draw(t, "byOperator") {
+				m.run(t, m.op, CreatePreapproval{Receiver: ob.PartyID}, "pre-"+hint)
+			} else {
+				m.run(t, ob.PartyID, CreatePreapproval{}, "pre-"+hint)
+			}
+		},
+		"preapproveFor": func(t *rapid.T) {
+			m.run(t, m.op, CreatePreapproval{Receiver: m.party(t)}, m.newCmdID())
 		},
 		"fund": func(t *rapid.T) {
 			to := m.party(t)

@@ -154,13 +154,28 @@ func (p *endTransferPlan) commit(t *tx) {
 
 type preapprovalPlan struct {
 	receiver string
+	provider string
 	existing string
 	noop     bool
 }
 
-func (c *checker) preapproval() (plan, error) {
-	p := &preapprovalPlan{receiver: c.actAs, noop: !c.st.cfg.Profile.PreapprovalRequired()}
-	p.existing = c.st.preapprovals[c.actAs]
+// preapproval checks a CreatePreapproval: the acting party preapproves itself, or, when
+// internal, acts as provider for any known receiver.
+func (c *checker) preapproval(cp CreatePreapproval) (plan, error) {
+	receiver := cp.Receiver
+	if receiver == "" {
+		receiver = c.actAs
+	}
+	if receiver != c.actAs {
+		if c.st.parties[c.actAs].External {
+			return nil, newErr(CategoryForbidden, "", "only an internal party creates a preapproval for another party")
+		}
+		if err := c.party(receiver, "receiver"); err != nil {
+			return nil, err
+		}
+	}
+	p := &preapprovalPlan{receiver: receiver, provider: c.actAs, noop: !c.st.cfg.Profile.PreapprovalRequired()}
+	p.existing = c.st.preapprovals[receiver]
 	return p, nil
 }
 
@@ -174,7 +189,7 @@ func (p *preapprovalPlan) commit(t *tx) {
 		t.u.Preapproval = p.existing
 	default:
 		cid := t.newCID()
-		t.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: p.receiver, CreatedOffset: t.off}}, cid)
+		t.add(&contract{kind: ContractPreapproval, pa: &Preapproval{CID: cid, Receiver: p.receiver, Provider: p.provider, CreatedOffset: t.off}}, cid)
 		t.u.Preapproval = cid
 	}
 }

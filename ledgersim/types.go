@@ -109,8 +109,11 @@ type Allocation struct {
 
 // Preapproval is a party's transfer preapproval for the native coin.
 type Preapproval struct {
-	CID           string
-	Receiver      string
+	CID      string
+	Receiver string // the party it lets receive the native coin
+	// Provider is the party that created it: the receiver itself, or the internal
+	// party that acted on its behalf (CreatePreapproval.Receiver).
+	Provider      string
 	CreatedOffset int64
 }
 
@@ -153,7 +156,8 @@ type Update struct {
 	Allocation string
 	// TransferInstruction is the created instruction (Transfer).
 	TransferInstruction string
-	// Preapproval is the party's preapproval (CreatePreapproval; "" on sandbox).
+	// Preapproval is the receiver's preapproval, new or existing (CreatePreapproval;
+	// "" on sandbox).
 	Preapproval string
 	// Receipts are the holdings created for receivers: one per leg in leg order
 	// (Settle), the received holding (AcceptTransfer).
