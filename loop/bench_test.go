@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskco/rfqdesk/ledgeradapter"
-	"github.com/deskco/rfqdesk/loop"
+	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 )
@@ -52,94 +51,32 @@ func (s *settledSink) wait(id string) {
 	<-ch
 }
 
-// benchDesk starts a desk with generous faucet amounts and pairs of funded external
-// parties, each maker streaming.
-func benchDesk(b *testing.B, pairs int) (*desk, *settledSink, [][2]party) {
-	b.Helper()
-	cat := []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1000"), RegistryID: "cbtc-registry"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000000"), RegistryID: "usdcx-registry"},
-	}
-	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{Network: machine.Testnet, Seed: 1, Clock: realClock{}, Catalog: cat})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := machine.DefaultConfig()
-	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 10}}
-	cfg.FaucetCooldown = 0
-	parties.Apply(&cfg)
-	dk, err := machine.NewDesk(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
-	l, err := loop.New(loop.Config{Desk: dk, Ledger: adapter, Clock: realClock{}, Sink: s, Workers: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l.Start()
-	b.Cleanup(func() { _ = l.Stop(context.Background()) })
-	d := &desk{t: &testing.T{}, loop: l, ledger: adapter, cfg: cfg, sink: newSink()}
-	var out [][2]party
-	for i := 0; i < pairs; i++ {
-		m, tk := d.register(name("maker", i)), d.register(name("taker", i))
-		d.fund(m)
-		d.fund(tk)
-		if err := l.OpenSocket(context.Background(), uint64(i+1), hashKey(m.key)); err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, [2]party{m, tk})
-	}
-	return d, s, out
-}
-
-func name(kind string, i int) string { return kind + string(rune('a'+i)) }
-
 // lifecycle runs one RFQ to settlement: RFQ, quote, two maker signatures, accept, two
-// taker signatures, atomic settle. Directions alternate so balances stay level.
-func lifecycle(d *desk, s *settledSink, m, tk party, dir machine.Direction) error {
+// taker signatures, atomic settle.
+func lifecycle(d *testDesk, s *settledSink, m, tk drive.Party, dir machine.Direction) error {
 	ctx := context.Background()
-	rep, err := d.loop.Do(ctx, machine.CreateRFQ{Req: machine.Req{KeyHash: hashKey(tk.key)}, Direction: dir,
-		Qty: money.MustParse("0.01"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{m.hint}, TTLSeconds: 60})
+	rep, err := d.loop.Do(ctx, machine.CreateRFQ{Req: tk.Req(), Direction: dir,
+		Qty: money.MustParse("0.01"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{m.Hint}, TTLSeconds: 60})
 	if err != nil || rep.Err != nil {
 		return errOf(err, rep)
 	}
-	rfq := rep.Body.(machine.RfqDTO)
-	rep, err = d.loop.Do(ctx, machine.SubmitQuote{Req: machine.Req{KeyHash: hashKey(m.key)}, RFQID: rfq.RfqID, Price: money.MustParse("60000")})
+	rep, err = d.loop.Do(ctx, machine.SubmitQuote{Req: m.Req(), RFQID: rep.Body.(machine.RfqDTO).RfqID, Price: money.MustParse("60000")})
 	if err != nil || rep.Err != nil {
 		return errOf(err, rep)
 	}
 	q := rep.Body.(machine.QuoteWithActionsDTO)
-	if err := execute(d, m, q.Actions); err != nil {
+	if err := drive.Execute(d.loop, m, q.Actions); err != nil {
 		return err
 	}
-	rep, err = d.loop.Do(ctx, machine.AcceptQuote{Req: machine.Req{KeyHash: hashKey(tk.key)}, QuoteID: q.QuoteID})
+	rep, err = d.loop.Do(ctx, machine.AcceptQuote{Req: tk.Req(), QuoteID: q.QuoteID})
 	if err != nil || rep.Err != nil {
 		return errOf(err, rep)
 	}
 	tr := rep.Body.(machine.TradeWithActionsDTO)
-	if err := execute(d, tk, tr.Actions); err != nil {
+	if err := drive.Execute(d.loop, tk, tr.Actions); err != nil {
 		return err
 	}
 	s.wait(tr.TradeID)
-	return nil
-}
-
-func execute(d *desk, p party, actions []machine.SignActionDTO) error {
-	entries := make([]machine.SignedAction, len(actions))
-	for i, x := range actions {
-		entries[i] = machine.SignedAction{ActionID: x.ID, Signature: ed25519.Sign(p.priv, x.Hash)}
-	}
-	rep, err := d.loop.Do(context.Background(), machine.ExecuteActions{Req: machine.Req{KeyHash: hashKey(p.key)}, Entries: entries, Batch: true})
-	if err != nil || rep.Err != nil {
-		return errOf(err, rep)
-	}
-	for _, r := range rep.Body.(machine.ExecBatchDTO).Results {
-		if r.Status != "executed" {
-			return &machine.APIError{Status: 500, Message: r.ActionID + ": " + r.Status + " " + r.Error}
-		}
-	}
 	return nil
 }
 
@@ -162,8 +99,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				for range 4 {
-					sig := ed25519.Sign(priv, msg)
-					if !ed25519.Verify(pub, msg, sig) {
+					if !ed25519.Verify(pub, msg, ed25519.Sign(priv, msg)) {
 						panic("verify")
 					}
 				}
@@ -172,7 +108,18 @@ func BenchmarkLifecycle(b *testing.B) {
 		floorNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	})
 	b.Run("desk", func(b *testing.B) {
-		d, s, pairs := benchDesk(b, 8)
+		s := &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
+		d := startDesk(b, catalog("1000", "100000000"), 10, s)
+		var pairs [][2]drive.Party
+		for i := range 8 {
+			m, tk := d.Register("maker "+string(rune('a'+i))), d.Register("taker "+string(rune('a'+i)))
+			d.Fund(m, 2)
+			d.Fund(tk, 2)
+			if err := d.loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
+				b.Fatal(err)
+			}
+			pairs = append(pairs, [2]drive.Party{m, tk})
+		}
 		var next, n atomic.Int64
 		// Each lifecycle is a chain of round trips; several in flight keep both cores busy.
 		b.SetParallelism(4)
@@ -180,7 +127,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			pair := pairs[int(next.Add(1)-1)%len(pairs)]
 			for pb.Next() {
-				dir := machine.Sell
+				dir := machine.Sell // alternate directions so balances stay level
 				if n.Add(1)%2 == 0 {
 					dir = machine.Buy
 				}

@@ -10,6 +10,8 @@ package loop
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +54,12 @@ type Config struct {
 	// Chain keeps a running digest of every input record (see Loop.Chain); it costs an
 	// encoding of every input even without a journal.
 	Chain bool
+	// CheckpointEvery, when positive, makes the loop journal a machine.Checkpoint with the
+	// desk's digest every that many inputs, and hand the same state to Snapshot.
+	CheckpointEvery int
+	// Snapshot, if set, saves the desk state (JSON) as of input seq. It is called on a
+	// goroutine of its own, one at a time; a snapshot due while one is running is skipped.
+	Snapshot func(seq uint64, state []byte)
 	// QueueSize bounds the requests waiting for the loop (default 4096).
 	QueueSize int
 	Logger    *slog.Logger
@@ -83,6 +91,9 @@ type Loop struct {
 
 	chainMu sync.Mutex
 	chain   [32]byte
+
+	sinceCheckpoint int
+	snapshotting    atomic.Bool
 
 	stats Stats
 }
@@ -368,6 +379,31 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	l.stats.Inputs.Add(1)
 	l.schedule(out.NextDeadline)
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
+	if _, isCheckpoint := in.(machine.Checkpoint); l.cfg.CheckpointEvery > 0 && !isCheckpoint {
+		l.sinceCheckpoint++
+		if l.sinceCheckpoint >= l.cfg.CheckpointEvery {
+			l.checkpoint()
+		}
+	}
+}
+
+// checkpoint journals the desk's digest and hands the same state to the snapshotter.
+func (l *Loop) checkpoint() {
+	l.sinceCheckpoint = 0
+	state, err := json.Marshal(l.cfg.Desk)
+	if err != nil {
+		l.cfg.Logger.Error("encode desk state for a checkpoint", "err", err)
+		return
+	}
+	seq := l.seq - 1
+	if l.cfg.Snapshot != nil && l.snapshotting.CompareAndSwap(false, true) {
+		go func() {
+			defer l.snapshotting.Store(false)
+			l.cfg.Snapshot(seq, state)
+		}()
+	}
+	sum := sha256.Sum256(state)
+	l.applyWith(machine.Checkpoint{Digest: hex.EncodeToString(sum[:])}, nil, nil)
 }
 
 // safeApply applies an input, turning a panic (a bug) into an internal-error reply for the

@@ -1,0 +1,395 @@
+// Package node assembles a whole desk from a data directory: the embedded ledger and the
+// desk core, each recovered from its own journal (genesis record, newest snapshot, the
+// records after it), the loop that owns the desk, and the durability rule between them —
+// an input's effects leave only once the input is durable, and a ledger call's result is
+// handed back only once the ledger inputs it caused are durable.
+//
+// cmd/desk runs a node on disk; tests and the simulator run the same code, on disk or in
+// memory.
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/loop"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+)
+
+// Clock is the time source of both the ledger and the loop.
+type Clock interface{ Now() time.Time }
+
+// LedgerSpec is the data of the embedded ledger's genesis. It is journaled as the ledger
+// journal's first record, so a restart rebuilds exactly the same genesis.
+type LedgerSpec struct {
+	Network   machine.Network          `json:"network"`
+	Seed      uint64                   `json:"seed"`
+	Catalog   []machine.Instrument     `json:"catalog"`
+	Reservoir map[string]money.Decimal `json:"reservoir,omitempty"`
+	House     []ledgeradapter.House    `json:"house,omitempty"`
+}
+
+// Options configure a node.
+type Options struct {
+	// Dir is the data directory; empty keeps everything in memory (lost on Close).
+	Dir string
+	// Desk is the desk configuration; its party fields are filled in from the ledger's
+	// genesis.
+	Desk   machine.Config
+	Ledger LedgerSpec
+	Clock  Clock
+	Sink   loop.Sink
+	Logger *slog.Logger
+	// CheckpointEvery is how many inputs pass between checkpoints and snapshots
+	// (default 10000).
+	CheckpointEvery int
+	// Sync is the journals' durability mode (SyncAlways by default).
+	Sync journal.SyncMode
+	// Workers run ledger calls (default 8).
+	Workers int
+	// FaultPlan and Sleep inject ledger faults (simulation).
+	FaultPlan ledgersim.FaultPlan
+	Sleep     func(time.Duration)
+	// Retries and Backoff govern the adapter's retries of transient ledger failures.
+	Retries int
+	Backoff func(n int)
+}
+
+// Node is a running desk.
+type Node struct {
+	// Loop is the desk loop the transports talk to.
+	Loop *loop.Loop
+	// Ledger is the embedded ledger's adapter (queries may use its L directly).
+	Ledger *ledgeradapter.Adapter
+	// Config is the desk configuration in force (the journaled one on a restart).
+	Config machine.Config
+	// Recovered describes what the start found.
+	Recovered Recovery
+
+	deskLog, ledgerLog journal.Log
+	lastLedger         atomic.Pointer[journal.Pending]
+	log                *slog.Logger
+}
+
+// Recovery describes a start.
+type Recovery struct {
+	Fresh          bool   // nothing was on disk
+	SnapshotSeq    uint64 // the desk snapshot restored, 0 for none
+	DeskInputs     uint64 // desk records replayed after it
+	LedgerInputs   uint64 // ledger records replayed
+	Checkpoints    int    // checkpoints whose digest was verified
+	DigestMismatch int    // checkpoints whose digest differed (a determinism bug)
+}
+
+// genesisRecord is the first record of each journal.
+type genesisRecord struct {
+	Kind   string          `json:"kind"` // "desk-genesis" or "ledger-genesis"
+	Config *machine.Config `json:"config,omitempty"`
+	Ledger *LedgerSpec     `json:"ledger,omitempty"`
+}
+
+// Open starts a node: it creates or recovers the ledger and the desk and starts the loop
+// (whose first input is a Boot).
+func Open(opts Options) (*Node, error) {
+	if opts.Clock == nil || opts.Sink == nil {
+		return nil, errors.New("node: a clock and a sink are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CheckpointEvery <= 0 {
+		opts.CheckpointEvery = 10000
+	}
+	n := &Node{log: opts.Logger}
+	if err := n.openLogs(opts); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			n.closeLogs()
+		}
+	}()
+	spec, err := n.ledgerGenesis(opts.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
+		Network: spec.Network, Seed: spec.Seed, Clock: opts.Clock, Catalog: spec.Catalog,
+		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: opts.FaultPlan, Sleep: opts.Sleep,
+		Recorder: n.recordLedger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	adapter.Retries, adapter.Backoff = opts.Retries, opts.Backoff
+	n.Ledger = adapter
+	if err := n.replayLedger(); err != nil {
+		return nil, err
+	}
+	cfg := opts.Desk
+	parties.Apply(&cfg)
+	desk, err := n.recoverDesk(cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.Config = desk.Cfg
+	lc := loop.Config{
+		Desk: desk, Ledger: durableLedger{n}, Clock: opts.Clock, Sink: opts.Sink,
+		Workers: opts.Workers, Logger: opts.Logger, CheckpointEvery: opts.CheckpointEvery,
+	}
+	if n.deskLog != nil {
+		lc.Journal = n.deskLog
+		lc.Snapshot = n.saveSnapshot
+	}
+	l, err := loop.New(lc)
+	if err != nil {
+		return nil, err
+	}
+	n.Loop = l
+	l.Start()
+	ok = true
+	return n, nil
+}
+
+func (n *Node) openLogs(opts Options) error {
+	if opts.Dir == "" {
+		n.Recovered.Fresh = true
+		return nil
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	jo := journal.Options{Sync: opts.Sync, Logger: opts.Logger}
+	ledgerLog, err := journal.OpenDir(filepath.Join(opts.Dir, "ledger"), jo)
+	if err != nil {
+		return fmt.Errorf("open the ledger journal: %w", err)
+	}
+	deskLog, err := journal.OpenDir(filepath.Join(opts.Dir, "desk"), jo)
+	if err != nil {
+		_ = ledgerLog.Close()
+		return fmt.Errorf("open the desk journal: %w", err)
+	}
+	n.ledgerLog, n.deskLog = ledgerLog, deskLog
+	n.Recovered.Fresh = ledgerLog.LastSeq() == 0 && deskLog.LastSeq() == 0
+	return nil
+}
+
+func (n *Node) closeLogs() {
+	for _, l := range []journal.Log{n.deskLog, n.ledgerLog} {
+		if l != nil {
+			if err := l.Close(); err != nil {
+				n.log.Error("close journal", "err", err)
+			}
+		}
+	}
+}
+
+// ledgerGenesis journals the ledger's genesis on a fresh start, or reads the journaled one.
+func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
+	if n.ledgerLog == nil {
+		return spec, nil
+	}
+	if n.ledgerLog.LastSeq() == 0 {
+		rec, err := json.Marshal(genesisRecord{Kind: "ledger-genesis", Ledger: &spec})
+		if err != nil {
+			return spec, fmt.Errorf("encode ledger genesis: %w", err)
+		}
+		if _, err := n.ledgerLog.Append(context.Background(), rec); err != nil {
+			return spec, fmt.Errorf("journal ledger genesis: %w", err)
+		}
+		return spec, nil
+	}
+	var g genesisRecord
+	if err := readFirst(n.ledgerLog, &g); err != nil || g.Ledger == nil {
+		return spec, fmt.Errorf("read the ledger genesis record: %v", err)
+	}
+	n.warnIfChanged("ledger genesis", spec, *g.Ledger)
+	return *g.Ledger, nil
+}
+
+// readFirst decodes the journal's record 1.
+func readFirst(l journal.Log, v any) error {
+	stop := errors.New("stop")
+	err := l.ReadFrom(1, func(_ uint64, rec []byte) error {
+		if err := json.Unmarshal(rec, v); err != nil {
+			return err
+		}
+		return stop
+	})
+	if errors.Is(err, stop) {
+		return nil
+	}
+	if err == nil {
+		return errors.New("the journal is empty")
+	}
+	return err
+}
+
+// warnIfChanged logs when the configuration given differs from the journaled one, which
+// wins: changing an existing desk's genesis is not supported.
+func (n *Node) warnIfChanged(what string, given, journaled any) {
+	a, _ := json.Marshal(given)
+	b, _ := json.Marshal(journaled)
+	if !bytes.Equal(a, b) {
+		n.log.Warn("the configuration differs from the one journaled at genesis; the journaled one is used", "what", what)
+	}
+}
+
+// replayLedger applies every journaled ledger input after genesis.
+func (n *Node) replayLedger() error {
+	if n.ledgerLog == nil || n.ledgerLog.LastSeq() < 2 {
+		return nil
+	}
+	return n.ledgerLog.ReadFrom(2, func(seq uint64, rec []byte) error {
+		var in ledgersim.Input
+		if err := json.Unmarshal(rec, &in); err != nil {
+			return fmt.Errorf("ledger record %d: %w", seq, err)
+		}
+		if err := n.Ledger.L.Replay(in); err != nil {
+			return fmt.Errorf("ledger record %d: %w", seq, err)
+		}
+		n.Recovered.LedgerInputs++
+		return nil
+	})
+}
+
+// recordLedger journals one ledger input; it runs under the ledger's lock, in apply order.
+func (n *Node) recordLedger(in ledgersim.Input) {
+	if n.ledgerLog == nil {
+		return
+	}
+	rec, err := json.Marshal(in)
+	if err != nil {
+		n.log.Error("encode ledger input", "err", err)
+		return
+	}
+	n.lastLedger.Store(n.ledgerLog.AppendAsync(rec))
+}
+
+// recoverDesk builds the desk: fresh, or from the newest snapshot and the records after it.
+func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
+	if n.deskLog == nil {
+		return machine.NewDesk(cfg)
+	}
+	if n.deskLog.LastSeq() == 0 {
+		rec, err := json.Marshal(genesisRecord{Kind: "desk-genesis", Config: &cfg})
+		if err != nil {
+			return nil, fmt.Errorf("encode desk genesis: %w", err)
+		}
+		if _, err := n.deskLog.Append(context.Background(), rec); err != nil {
+			return nil, fmt.Errorf("journal desk genesis: %w", err)
+		}
+		return machine.NewDesk(cfg)
+	}
+	var desk *machine.Desk
+	from := uint64(2)
+	seq, data, ok, err := n.deskLog.LoadSnapshot()
+	if err != nil {
+		return nil, fmt.Errorf("load the desk snapshot: %w", err)
+	}
+	if ok {
+		if desk, err = machine.Restore(data); err != nil {
+			return nil, err
+		}
+		n.Recovered.SnapshotSeq, from = seq, seq+1
+		n.warnIfChanged("desk configuration", cfg, desk.Cfg)
+	} else {
+		var g genesisRecord
+		if err := readFirst(n.deskLog, &g); err != nil || g.Config == nil {
+			return nil, fmt.Errorf("read the desk genesis record: %v", err)
+		}
+		n.warnIfChanged("desk configuration", cfg, *g.Config)
+		if desk, err = machine.NewDesk(*g.Config); err != nil {
+			return nil, err
+		}
+	}
+	err = n.deskLog.ReadFrom(from, func(seq uint64, rec []byte) error {
+		env, err := machine.DecodeEnvelope(rec)
+		if err != nil {
+			return fmt.Errorf("desk record %d: %w", seq, err)
+		}
+		if cp, ok := env.Input.(machine.Checkpoint); ok {
+			n.verify(desk, seq, cp)
+		}
+		machine.Apply(desk, env)
+		n.Recovered.DeskInputs++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return desk, nil
+}
+
+// verify compares a replayed desk's digest with the one its journal recorded.
+func (n *Node) verify(desk *machine.Desk, seq uint64, cp machine.Checkpoint) {
+	state, err := json.Marshal(desk)
+	if err != nil {
+		n.log.Error("encode desk state", "err", err)
+		return
+	}
+	sum := sha256.Sum256(state)
+	if hex.EncodeToString(sum[:]) != cp.Digest {
+		n.Recovered.DigestMismatch++
+		n.log.Error("replayed desk state differs from the journaled digest", "seq", seq)
+		return
+	}
+	n.Recovered.Checkpoints++
+}
+
+// saveSnapshot stores a desk snapshot and prunes what no restart needs any more.
+func (n *Node) saveSnapshot(seq uint64, state []byte) {
+	if err := n.deskLog.SaveSnapshot(seq, state); err != nil {
+		n.log.Error("save desk snapshot", "seq", seq, "err", err)
+		return
+	}
+	if err := n.deskLog.Prune(); err != nil {
+		n.log.Warn("prune the desk journal", "err", err)
+	}
+}
+
+// Close stops the loop (letting applied inputs become durable and their outputs leave)
+// and closes the journals.
+func (n *Node) Close(ctx context.Context) error {
+	err := n.Loop.Stop(ctx)
+	n.closeLogs()
+	return err
+}
+
+// durableLedger answers a ledger call only once the ledger inputs it caused are durable.
+type durableLedger struct{ n *Node }
+
+func (d durableLedger) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
+	res := d.n.Ledger.Do(ctx, call)
+	if p := d.n.lastLedger.Load(); p != nil {
+		if _, err := p.Wait(ctx); err != nil {
+			d.n.log.Error("ledger journal append failed", "err", err)
+			return machine.LedgerResult{CommandID: call.CommandID, Failure: &machine.LedgerFailure{
+				Category: machine.LedgerUnknownOutcome, Message: "the ledger could not persist the command"}}
+		}
+	}
+	return res
+}
+
+func (d durableLedger) Holdings(party string) []machine.LedgerHolding {
+	return d.n.Ledger.Holdings(party)
+}
+
+func (d durableLedger) Incoming(party string) []machine.LedgerTransfer {
+	return d.n.Ledger.Incoming(party)
+}

@@ -1,0 +1,134 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+	"github.com/deskco/rfqdesk/node"
+)
+
+func options(dir string, sink *drive.Events) node.Options {
+	cat := []machine.Instrument{
+		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1"), RegistryID: "cbtc-registry"},
+		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000"), RegistryID: "usdcx-registry"},
+	}
+	cfg := machine.DefaultConfig()
+	cfg.Seed = 3
+	cfg.Instruments = cat
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	cfg.FaucetCooldown = 0
+	return node.Options{
+		Dir: dir, Desk: cfg, Ledger: node.LedgerSpec{Network: machine.Testnet, Seed: 3, Catalog: cat},
+		Clock: drive.RealClock{}, Sink: sink, CheckpointEvery: 5, Sync: journal.SyncNone,
+	}
+}
+
+func open(t *testing.T, dir string, sink *drive.Events) (*node.Node, drive.Driver) {
+	t.Helper()
+	n, err := node.Open(options(dir, sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, drive.Driver{T: t, Desk: n.Loop}
+}
+
+func closeNode(t *testing.T, n *node.Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tradeTo runs an RFQ from taker to maker up to the accept and returns the trade answer.
+func tradeTo(d drive.Driver, events *drive.Events, maker, taker drive.Party) machine.TradeWithActionsDTO {
+	rfq := d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Sell, Qty: money.MustParse("0.1"),
+		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{maker.Hint}, TTLSeconds: 600}), 200).(machine.RfqDTO)
+	q := d.Must(d.Do(machine.SubmitQuote{Req: maker.Req(), RFQID: rfq.RfqID, Price: money.MustParse("50000")}), 200).(machine.QuoteWithActionsDTO)
+	d.Sign(maker, q.Actions)
+	events.WaitFor(d.T, maker.ID, machine.EvQuoteAnchored, func(e machine.Event) bool {
+		return e.Payload.(machine.QuoteAnchoredPayload).QuoteID == q.QuoteID
+	})
+	return d.Must(d.Do(machine.AcceptQuote{Req: taker.Req(), QuoteID: q.QuoteID}), 202).(machine.TradeWithActionsDTO)
+}
+
+// state is what a party sees of the desk, for comparing across a restart.
+func state(d drive.Driver, p drive.Party) string {
+	b, err := json.Marshal([]any{d.Balances(p), d.Read(p, machine.QTrades{}), d.Read(p, machine.QTxPending{}),
+		d.Read(p, machine.QRfqMine{}), d.Read(p, machine.QRfqIncoming{}), d.Read(p, machine.QRfqHistory{}),
+		d.Read(p, machine.QMakerStatus{})})
+	if err != nil {
+		d.T.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRestart: a desk with registered parties, a settled trade, and an accepted trade
+// waiting for the taker's signatures is closed and opened again on the same data: the
+// API keys still work, balances, trades, history and pending actions are as before, and
+// the waiting trade can still be signed and settles.
+func TestRestart(t *testing.T) {
+	dir := t.TempDir()
+	events := drive.NewEvents()
+	n, d := open(t, dir, events)
+	maker, taker := d.Register("Maker"), d.Register("Taker")
+	d.Fund(maker, 2)
+	d.Fund(taker, 2)
+	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash()); err != nil {
+		t.Fatal(err)
+	}
+	first := tradeTo(d, events, maker, taker)
+	d.Sign(taker, first.Actions)
+	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
+	waiting := tradeTo(d, events, maker, taker)
+	// A restart closes every socket; close it first so that only durable state is compared.
+	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{maker.ID: state(d, maker), taker.ID: state(d, taker)}
+	closeNode(t, n)
+
+	events = drive.NewEvents()
+	n, d = open(t, dir, events)
+	defer closeNode(t, n)
+	rec := n.Recovered
+	if rec.Fresh || rec.SnapshotSeq == 0 || rec.Checkpoints == 0 || rec.DigestMismatch != 0 || rec.LedgerInputs == 0 {
+		t.Fatalf("recovery %+v", rec)
+	}
+	for _, p := range []drive.Party{maker, taker} {
+		if got := state(d, p); got != before[p.ID] {
+			t.Errorf("%s sees another desk after the restart:\n got %s\nwant %s", p.Hint, got, before[p.ID])
+		}
+	}
+	d.Sign(taker, waiting.Actions)
+	settled := events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil).Payload.(machine.TradeDTO)
+	if settled.TradeID != waiting.TradeID {
+		t.Fatalf("settled %s, want %s", settled.TradeID, waiting.TradeID)
+	}
+	// Two fills of 0.1 cbtc at 50000: the taker sold 0.2 cbtc for 10000 usdcx less 25 bps.
+	if got := fmt.Sprint(d.Balances(taker)); got != "map[cbtc:0.8 usdcx:109975]" {
+		t.Fatalf("taker balances %s", got)
+	}
+	if err := n.Ledger.L.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMemoryNode: without a data directory a node runs and forgets.
+func TestMemoryNode(t *testing.T) {
+	n, d := open(t, "", drive.NewEvents())
+	defer closeNode(t, n)
+	p := d.Register("Solo")
+	d.Fund(p, 2)
+	if !n.Recovered.Fresh {
+		t.Fatal("a memory node is always fresh")
+	}
+}
