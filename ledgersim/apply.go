@@ -75,13 +75,15 @@ func (c *checker) party(id, role string) error {
 	return nil
 }
 
-// amount validates a positive amount with at most the instrument's decimals.
+// checkAmount validates an amount of an instrument: positive, with at most
+// money.MaxFractionDigits fractional digits whatever the instrument's Decimals (catalog
+// metadata for rendering, SPEC.md; a trade's amounts carry up to 10 digits).
 func checkAmount(in *Instrument, a money.Decimal) error {
 	if a.Sign() <= 0 {
 		return newErr(CategoryInvalid, "", "amount %s of %s must be positive", a, in.ID)
 	}
-	if a.FractionDigits() > in.Decimals {
-		return newErr(CategoryInvalid, "", "amount %s of %s has more than %d decimals", a, in.ID, in.Decimals)
+	if a.FractionDigits() > money.MaxFractionDigits {
+		return newErr(CategoryInvalid, "", "amount %s of %s has more than %d fractional digits", a, in.ID, money.MaxFractionDigits)
 	}
 	return nil
 }

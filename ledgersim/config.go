@@ -92,8 +92,9 @@ type InstrumentSpec struct {
 	Symbol string
 	// DisplaySymbol is the symbol for humans. Default: ID.
 	DisplaySymbol string
-	// Decimals is how many fractional digits an amount may carry (0..10). An amount with
-	// more is refused with ErrInvalid.
+	// Decimals is how many fractional digits the catalog renders amounts with (0..10):
+	// metadata only. Amounts of every instrument may carry up to money.MaxFractionDigits
+	// (10) fractional digits whatever its Decimals.
 	Decimals int
 	// Native marks the network's native coin (the one a preapproval guards).
 	Native bool
@@ -201,12 +202,11 @@ func (c Config) normalize() (Config, error) {
 		byID[s.ID] = s
 	}
 	checkFunding := func(where string, f Funding) error {
-		s, ok := byID[f.Instrument]
-		if !ok {
+		if _, ok := byID[f.Instrument]; !ok {
 			return fmt.Errorf("ledgersim: config: %s: unknown instrument %q", where, f.Instrument)
 		}
-		if f.Amount.Sign() <= 0 || f.Amount.FractionDigits() > s.Decimals {
-			return fmt.Errorf("ledgersim: config: %s: amount %s of %q must be positive with at most %d decimals", where, f.Amount, f.Instrument, s.Decimals)
+		if f.Amount.Sign() <= 0 || f.Amount.FractionDigits() > money.MaxFractionDigits {
+			return fmt.Errorf("ledgersim: config: %s: amount %s of %q must be positive with at most %d fractional digits", where, f.Amount, f.Instrument, money.MaxFractionDigits)
 		}
 		return nil
 	}

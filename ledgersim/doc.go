@@ -10,8 +10,11 @@
 //     CompleteOnboarding allocates it once every signature verifies. Internal parties
 //     (operator, fee party, faucet reservoir, house parties) are signed for by the desk:
 //     their key derives from the seed and hint, and they act through Submit.
-//   - Instruments live in a token registry (admin party + id) with decimals. Delist
-//     removes one from the catalog; its holdings remain and show the raw registry id.
+//   - Instruments live in a token registry (admin party + id) with decimals, catalog
+//     metadata for rendering: every amount is positive with at most
+//     money.MaxFractionDigits (10) fractional digits, whatever the instrument's decimals.
+//     Delist removes one from the catalog; its holdings remain and show the raw
+//     registry id.
 //   - Holdings are contracts ("00" + hex) with owner, instrument, amount and an optional
 //     Lock (holders, expiry, context). Spending splits (change is a new free holding) and
 //     merges (several inputs, one output) keep every sum exact. A lapsed lock counts as

@@ -28,7 +28,7 @@ func testConfig(profile Profile, clk Clock) Config {
 		Seed:    42,
 		Instruments: []InstrumentSpec{
 			{ID: "Amulet", Admin: "dso", Symbol: "cc", DisplaySymbol: "CC", Decimals: 10, Native: true},
-			{ID: "USDCx", Admin: "circle", Symbol: "usdcx", DisplaySymbol: "USDCx", Decimals: 10},
+			{ID: "USDCx", Admin: "circle", Symbol: "usdcx", DisplaySymbol: "USDCx", Decimals: 6}, // as the desk's catalog: trades still carry 10 digits
 			{ID: "CBTC", Admin: "bitsafe", Symbol: "cbtc", DisplaySymbol: "cBTC", Decimals: 8},
 		},
 		Parties: []GenesisParty{

@@ -226,7 +226,7 @@ func TestAllocateErrors(t *testing.T) {
 		{"unknown instrument", func(a *Allocate) { a.Instrument = "XYZ" }, CategoryNotFound},
 		{"unknown executor", func(a *Allocate) { a.Settlement.Executor = "nobody::1220" }, CategoryNotFound},
 		{"zero amount", func(a *Allocate) { a.Amount = money.Zero }, CategoryInvalid},
-		{"too many decimals", func(a *Allocate) { a.Instrument = "CBTC"; a.Amount = d("0.000000001") }, CategoryInvalid},
+		{"more digits than the instrument's decimals", func(a *Allocate) { a.Amount = d("9.0000000001") }, CategoryNone},
 		{"bad side", func(a *Allocate) { a.Side = 7 }, CategoryInvalid},
 		{"no settleBefore", func(a *Allocate) { a.SettleBefore = time.Time{} }, CategoryInvalid},
 		{"settleBefore passed", func(a *Allocate) { a.SettleBefore = t0.Add(-time.Second) }, CategoryExpired},
@@ -244,4 +244,46 @@ func TestAllocateErrors(t *testing.T) {
 			wantCat(t, err, tc.want)
 		})
 	}
+}
+
+// TestAmountsIgnoreInstrumentDecimals: an instrument's Decimals is catalog metadata; every
+// amount may carry up to 10 fractional digits (SPEC.md, DECISIONS.md Money), so a trade
+// whose qty × price and fee land on 10 digits settles in instruments of fewer decimals.
+func TestAmountsIgnoreInstrumentDecimals(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	if in, _ := e.l.Instrument("USDCx"); in.Decimals != 6 {
+		t.Fatalf("USDCx decimals %d, the test needs fewer than 10", in.Decimals)
+	}
+	maker, taker := e.external("maker1"), e.external("taker1")
+	e.fund(maker, "USDCx", "1000.0000000001") // 10 digits, USDCx has 6
+	e.fund(taker, "CBTC", "0.0000000123")     // 10 digits, CBTC has 8
+	tr := sellTrade(e, "t_digits", maker, taker, "CBTC", "USDCx", d("0.0000000123"), d("98765.4321"), 25)
+	// q = 0.0000000123 × 98765.4321 = 0.00121481481483 → 0.0012148148 (half-even);
+	// fee = 0.0012148148 × 25 / 10000 = 0.0000030370370 → 0.000003037 (truncated).
+	if q := tr.allocs[1].a.Amount; !q.Equal(d("0.0012148148")) {
+		t.Fatalf("quote amount %s", q)
+	}
+	if fee := tr.legs[2].Amount; !fee.Equal(d("0.000003037")) {
+		t.Fatalf("fee %s", fee)
+	}
+	cids := e.allocateAll(tr)
+	e.must(e.op, Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: cids})
+	e.wantFree(maker, "CBTC", "0.0000000123")
+	e.wantFree(maker, "USDCx", "999.9987851853")
+	e.wantFree(taker, "USDCx", "0.0012117778")
+	e.wantFree(e.fees, "USDCx", "0.000003037")
+	e.check()
+
+	// Genesis funding and faucet drips of 10 digits are fine for an instrument of 0 decimals.
+	cfg := testConfig(ProfileTestnet, NewManualClock(t0))
+	cfg.Instruments = append(cfg.Instruments, InstrumentSpec{ID: "Whole", Decimals: 0})
+	cfg.Parties[2].Funding = append(cfg.Parties[2].Funding, Funding{Instrument: "Whole", Amount: d("5.0000000001")})
+	cfg.Faucet.Drip = append(cfg.Faucet.Drip, Funding{Instrument: "Whole", Amount: d("0.0000000001")})
+	if _, err := New(cfg); err != nil {
+		t.Fatalf("10-digit funding of a 0-decimals instrument refused: %v", err)
+	}
+
+	// Positive still required.
+	_, err := e.l.Submit(e.house, Transfer{Receiver: taker, Instrument: "USDCx", Amount: money.Zero}, "zero")
+	wantCat(t, err, CategoryInvalid)
 }

@@ -26,7 +26,7 @@ type Instrument struct {
 	Admin         string // registry admin party id
 	Symbol        string // catalog symbol (lower case)
 	DisplaySymbol string // symbol for humans
-	Decimals      int    // fractional digits an amount may carry
+	Decimals      int    // fractional digits amounts are rendered with (catalog metadata; amounts carry up to 10)
 	Native        bool   // the network's native coin
 	Listed        bool   // false once delisted
 }
