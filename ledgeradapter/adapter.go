@@ -98,11 +98,7 @@ func (a *Adapter) once(call machine.LedgerCall) machine.LedgerResult {
 		if err != nil {
 			return fail(err)
 		}
-		actAs := call.ActAs
-		if call.Command.CreatePreapproval != nil {
-			actAs = call.Command.CreatePreapproval.Receiver
-		}
-		u, err := a.L.Submit(actAs, cmd, call.CommandID)
+		u, err := a.L.Submit(call.ActAs, cmd, call.CommandID)
 		if err != nil {
 			return fail(err)
 		}
@@ -158,7 +154,8 @@ func command(call machine.LedgerCall) (ledgersim.Command, error) {
 	case c.AcceptTransfer != nil:
 		return ledgersim.AcceptTransfer{Instruction: c.AcceptTransfer.InstructionCID}, nil
 	case c.CreatePreapproval != nil:
-		return ledgersim.CreatePreapproval{}, nil
+		// The desk's operator acts as provider for the receiver, a party it hosts.
+		return ledgersim.CreatePreapproval{Receiver: c.CreatePreapproval.Receiver}, nil
 	}
 	return nil, errors.New("ledger command with no operation set")
 }
