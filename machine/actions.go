@@ -224,13 +224,10 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
 	switch f.Category {
 	case LedgerBadSignature:
-		_ = a.d.m().action.fire(x, TrigExecuteRejected)
+		a.backToPending(x)
 		return badRequest("the signature does not verify over the action's hash with the party key"), false
 	case LedgerUnavailable, LedgerInternal, LedgerUnknownOutcome:
-		_ = a.d.m().action.fire(x, TrigExecuteRejected)
-		if !x.ExpiresAt.After(a.d.Now) {
-			a.expireAction(x.ID)
-		}
+		a.backToPending(x)
 		return unavailable(CodeRetryLater, "the ledger is unavailable or busy: %s", f.Message), true
 	case LedgerExpired:
 		a.finishAction(x, TrigExpire)
@@ -248,6 +245,16 @@ func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
 			return badGateway("the ledger rejected the command: %s", f.Message), false
 		}
 		return conflict("the action's contract is spent or contended: %s", f.Message), false
+	}
+}
+
+// backToPending puts an action whose execute did not take back in the queue to be signed
+// again, or expires it at once if its lifetime passed while it executed (its expiry
+// deadline, which skips an executing action, has fired already).
+func (a *applier) backToPending(x *Action) {
+	_ = a.d.m().action.fire(x, TrigExecuteRejected)
+	if !x.ExpiresAt.After(a.d.Now) {
+		a.expireAction(x.ID)
 	}
 }
 

@@ -138,14 +138,21 @@ func (a *applier) refuse(err *APIError) {
 	a.out.Replies = append(a.out.Replies, Reply{Seq: a.seq, Status: err.Status, Err: err})
 }
 
-// replyTo answers a held request.
+// replyTo answers a held request. A request no longer held (answered already, or from
+// before a restart) gets no second or stray answer.
 func (a *applier) replyTo(seq uint64, status int, body any) {
+	if _, held := a.d.Held[seq]; !held {
+		return
+	}
 	delete(a.d.Held, seq)
 	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: status, Body: body})
 }
 
 // refuseTo answers a held request with an error.
 func (a *applier) refuseTo(seq uint64, err *APIError) {
+	if _, held := a.d.Held[seq]; !held {
+		return
+	}
 	delete(a.d.Held, seq)
 	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: err.Status, Err: err})
 }
@@ -171,9 +178,22 @@ func (a *applier) boot() {
 	for _, id := range sortedKeys(a.d.Pending) {
 		a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
 	}
-	// Requests held before the restart have no client waiting any more.
+	// Requests held before the restart have no client waiting any more. A quote submission
+	// or an accept that was never answered is undone (its client will retry); the wallet
+	// flows carry on, and their action shows up in GET /tx/pending, the recovery path.
 	for _, seq := range sortedKeys(a.d.Held) {
+		held := a.d.Held[seq]
 		delete(a.d.Held, seq)
+		switch held.Kind {
+		case contQuotePrepare:
+			if q := a.d.Quotes[held.Entity]; q != nil && q.ReqSeq == seq && q.State == QuoteFunding {
+				a.quoteFundingRefused(q, nil)
+			}
+		case contTradePrepare:
+			if t := a.d.Trades[held.Entity]; t != nil && t.State == TradeAllocating {
+				a.undoAccept(t)
+			}
+		}
 	}
 }
 

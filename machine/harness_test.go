@@ -137,7 +137,7 @@ func (f *fakeLedger) effect(cmd *Command, res *LedgerResult) {
 // harness drives a Desk through inputs as the loop would, answering ledger calls with the
 // fake ledger (at once when auto is set, otherwise when the test says so).
 type harness struct {
-	t       *testing.T
+	t       tb
 	d       *Desk
 	now     time.Time
 	seq     uint64
@@ -156,7 +156,14 @@ func newHarness(t *testing.T) *harness {
 	return newHarnessWith(t, testConfig())
 }
 
-func newHarnessWith(t *testing.T, cfg Config) *harness {
+// tb is what the harness needs of a test: *testing.T, or a rapid.T wrapped by rapidTB.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+func newHarnessWith(t tb, cfg Config) *harness {
 	t.Helper()
 	d, err := NewDesk(cfg)
 	if err != nil {

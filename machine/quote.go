@@ -280,7 +280,7 @@ func (a *applier) quoteFundingRefusedThen(q *Quote, refusal *APIError, then stri
 	delete(a.d.Quotes, q.ID)
 	// Answers still due for its other allocations find no quote: quotePrepared releases
 	// whatever of them landed.
-	if _, ok := a.d.Held[seq]; ok {
+	if _, ok := a.d.Held[seq]; ok && refusal != nil {
 		a.refuseTo(seq, refusal)
 	}
 	return n

@@ -196,6 +196,16 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 // acceptRefused undoes an accept whose taker allocations could not be prepared: nothing
 // is recorded and the RFQ is free again.
 func (a *applier) acceptRefused(t *Trade, held *HeldReply, refusal *APIError) {
+	a.undoAccept(t)
+	a.refuseTo(held.Seq, refusal)
+	if r := a.d.RFQs[t.RFQ]; r != nil {
+		a.rfqDeadline(r.ID) // the deadline may have passed while the accept was with the ledger
+	}
+}
+
+// undoAccept forgets an accept that was never answered: its actions and allocations go and
+// the RFQ is free again.
+func (a *applier) undoAccept(t *Trade) {
 	for _, id := range t.Actions {
 		a.dropAction(id)
 	}
@@ -204,7 +214,6 @@ func (a *applier) acceptRefused(t *Trade, held *HeldReply, refusal *APIError) {
 		r.SettlingTrade = ""
 	}
 	delete(a.d.Trades, t.ID)
-	a.refuseTo(held.Seq, refusal)
 	if r := a.d.RFQs[t.RFQ]; r != nil {
 		a.rfqDeadline(r.ID) // the deadline may have passed while the accept was with the ledger
 	}

@@ -145,8 +145,15 @@ func (a *applier) withdrawalPrepared(cont *Continuation, res LedgerResult) {
 	if res.Failure != nil || res.PreparedID == "" {
 		delete(a.d.Withdrawals, cont.Entity)
 	}
+	party := cont.Entity[:strings.LastIndex(cont.Entity, "|")]
 	if held == nil {
-		return
+		// Nobody waits any more (a restart came between): a prepared withdrawal still
+		// becomes an action, which the party finds in GET /tx/pending.
+		if res.Failure == nil && res.PreparedID != "" {
+			held = &HeldReply{Party: party}
+		} else {
+			return
+		}
 	}
 	if f := res.Failure; f != nil {
 		refusal := ledgerRefusal(f)
@@ -162,7 +169,7 @@ func (a *applier) withdrawalPrepared(cont *Continuation, res LedgerResult) {
 	}
 	// A trade in the instrument was accepted while the withdrawal was prepared: it is
 	// blocked as if it had arrived after the accept (and would be dropped by it anyway).
-	if sym := cont.Entity[strings.LastIndex(cont.Entity, "|")+1:]; a.d.settlingIn(held.Party, sym) {
+	if sym := cont.Entity[len(party)+1:]; a.d.settlingIn(held.Party, sym) {
 		delete(a.d.Withdrawals, cont.Entity)
 		a.refuseTo(cont.ReqSeq, apiErr(409, CodeRetryLater, "a trade of yours is settling in %s", sym))
 		return
