@@ -28,16 +28,6 @@ func ParseDecimal(s string) (Decimal, error) {
 	return Decimal(s), nil
 }
 
-// MustDecimal is ParseDecimal for constants in tests and examples; it panics on an invalid
-// string, so it must never see input that did not come from the program's own source.
-func MustDecimal(s string) Decimal {
-	d, err := ParseDecimal(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
-
 // String returns the decimal's text.
 func (d Decimal) String() string { return string(d) }
 

@@ -29,6 +29,9 @@ func (c *Client) Register(ctx context.Context, displayName string) (*Identity, e
 	if !strings.HasSuffix(start.PartyID, "::"+fp) {
 		return nil, fmt.Errorf("client: register: party id %q is not bound to our public key (want suffix ::%s)", start.PartyID, fp)
 	}
+	c.mu.Lock()
+	c.key = key // the party is bound to it from now on, whatever happens next
+	c.mu.Unlock()
 	sigs := make([]string, len(start.Topology))
 	for i, tx := range start.Topology {
 		if sigs[i], err = SignHash(key, tx.Hash); err != nil {
@@ -42,9 +45,6 @@ func (c *Client) Register(ctx context.Context, displayName string) (*Identity, e
 	if done.PartyID != start.PartyID {
 		return nil, fmt.Errorf("client: register: completed party %q differs from started party %q", done.PartyID, start.PartyID)
 	}
-	c.mu.Lock()
-	c.key = key
-	c.mu.Unlock()
 	return c.Identity(), nil
 }
 
@@ -71,9 +71,9 @@ func (c *Client) RecoverKey(ctx context.Context) (string, error) {
 	return apiKey, nil
 }
 
-// SignAction signs one action with the client's private key and returns its base64
+// Sign signs one action with the client's private key and returns its base64
 // signature.
-func (c *Client) SignAction(a SignAction) (string, error) {
+func (c *Client) Sign(a SignAction) (string, error) {
 	key := c.PrivateKey()
 	if key == nil {
 		return "", errNoKey

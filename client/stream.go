@@ -79,8 +79,8 @@ type StreamStats struct {
 
 // Stream consumes the desk's maker stream (GET /maker/stream) and delivers its events in
 // order on a channel. It reconnects by itself with exponential backoff and jitter after any
-// close or failure except an authentication failure (close code 4401 or an upgrade answered
-// 401/403), which ends it with an error matching ErrUnauthorized: recover the key
+// close or failure except an authentication failure (close code 4401, or an upgrade answered
+// 401), which ends it with an error matching ErrUnauthorized: recover the key
 // (Client.RecoverKey) and subscribe again.
 //
 // Every socket starts with a synthetic EventConnected event, then the desk's snapshot, then
@@ -167,8 +167,10 @@ func (s *Stream) Stats() StreamStats {
 }
 
 func (s *Stream) run(ctx context.Context) {
-	defer close(s.done)
+	// Deferred calls run last-first: done closes before events, so a consumer that sees the
+	// events channel closed always finds Err set.
 	defer close(s.events)
+	defer close(s.done)
 	defer s.cancel()
 	attempt := 0 // failures in a row
 	for {
@@ -230,7 +232,7 @@ func (s *Stream) connectOnce(ctx context.Context) (uint64, error) {
 		},
 	})
 	if err != nil {
-		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
 			return 0, fmt.Errorf("client: stream: upgrade answered %d: %w", resp.StatusCode, ErrUnauthorized)
 		}
 		return 0, fmt.Errorf("client: stream: connect: %w", err)

@@ -62,15 +62,15 @@ func newStreamServer(t *testing.T, script func(n int, s *gws.Conn)) (*streamServ
 				return
 			}
 		}
+		ss.mu.Lock() // counted before the 101 leaves, so the client never sees it first
+		ss.conns++
+		c := ss.conns
+		ss.mu.Unlock()
 		sock, err := up.Upgrade(w, r)
 		if err != nil {
 			t.Errorf("upgrade: %v", err)
 			return
 		}
-		ss.mu.Lock()
-		ss.conns++
-		c := ss.conns
-		ss.mu.Unlock()
 		go sock.ReadLoop()
 		go ss.script(c, sock)
 	}))
