@@ -264,12 +264,14 @@ func (h *Hub) full() bool {
 	return h.closed || len(h.sockets) >= h.cfg.maxSockets
 }
 
-// unregister forgets a socket once its read loop ended and stops its writer.
-func (h *Hub) unregister(s *socket) {
+// unregister forgets a socket once its read loop ended and stops its writer; it reports
+// whether the socket was registered (the caller then reports it to the desk and calls
+// h.wg.Done, so that Shutdown waits for the desk to hear of every close).
+func (h *Hub) unregister(s *socket) bool {
 	h.mu.Lock()
 	if _, ok := h.sockets[s.id]; !ok {
 		h.mu.Unlock()
-		return
+		return false
 	}
 	delete(h.sockets, s.id)
 	h.unbindLocked(s)
@@ -280,7 +282,7 @@ func (h *Hub) unregister(s *socket) {
 	}
 	h.mu.Unlock()
 	h.cfg.metrics.socketsOpen.Add(-1)
-	h.wg.Done()
+	return true
 }
 
 // writer drains a socket's queue; it ends when the socket is closed or killed.

@@ -104,8 +104,10 @@ func (e streamEvents) OnClose(c *gws.Conn, _ error) {
 	if s == nil {
 		return
 	}
-	e.h.unregister(s)
-	e.h.closeSocketOnDesk(s)
+	if e.h.unregister(s) {
+		e.h.closeSocketOnDesk(s)
+		e.h.wg.Done()
+	}
 }
 
 // OnPing answers a client's ping through the socket's queue.
