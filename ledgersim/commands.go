@@ -249,7 +249,17 @@ func normalizeCommand(c Command) (Command, error) {
 		}
 		return *v, nil
 	}
-	return c.clone(), nil
+	return cloneCommand(c), nil
+}
+
+// cloneCommand deep-copies a command. A value command inside an interface is already
+// an immutable copy, so only the slices of a Settle need copying; the rest is returned
+// as is (no new allocation).
+func cloneCommand(c Command) Command {
+	if s, ok := c.(Settle); ok {
+		return s.clone()
+	}
+	return c
 }
 
 // CommandEnvelope is the JSON form of a Command inside an Input: exactly one field set.

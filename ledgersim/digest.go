@@ -3,6 +3,8 @@ package ledgersim
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"strings"
 )
 
 // digestAcc is an incremental multiset hash of the state: the lane-wise sum (mod 2^64
@@ -29,23 +31,82 @@ const (
 	entOnboarding  byte = 'O'
 	entInstrument  byte = 'I'
 	entContract    byte = 'C'
-	entPrepared    byte = 'X'
 	entUpdate      byte = 'U'
-	digestVersion0 byte = 1
+	digestVersion0 byte = 2
 )
 
 func entitySum(e *encoder) [32]byte { return sha256.Sum256(e.b) }
 
-// sumScratch is a reusable encoding buffer of the write path (guarded by the ledger's
-// lock); readers pass nil and get a fresh one.
-type sumScratch struct{ e encoder }
+// sumScratch is the reusable encoding buffer of the write path and the fingerprint
+// cache of parties and instruments (guarded by the ledger's lock); readers pass nil and
+// get a fresh buffer and uncached (equal) fingerprints.
+type sumScratch struct {
+	e   encoder
+	fps map[string][8]byte
+}
 
 func newEntity(s *sumScratch, tag byte) *encoder {
 	if s == nil {
 		s = &sumScratch{}
 	}
 	s.e.b = append(s.e.b[:0], digestVersion0, tag)
+	s.e.fps = s.fps
 	return &s.e
+}
+
+// intern caches the fingerprint of a long-lived id (a party or an instrument).
+func (s *sumScratch) intern(id string) {
+	if s.fps == nil {
+		s.fps = map[string][8]byte{}
+	}
+	s.fps[id] = hashFP(id)
+}
+
+func hashFP(id string) [8]byte {
+	h := sha256.Sum256([]byte(id))
+	return [8]byte(h[:8])
+}
+
+// idFP is the 8-byte fingerprint an id enters the digest encodings with: for a contract
+// id ("00" + 64 hex) or an update id ("1220" + 64 hex), the first 8 of its 32 random
+// bytes; for a party or an instrument, the first 8 bytes of the SHA-256 of the id,
+// computed once (fps); for any other string the same, computed on the spot. The
+// digest is a check value, and 64 bits tell the ids of one ledger apart.
+func idFP(fps map[string][8]byte, id string) [8]byte {
+	var out [8]byte
+	var hexPart string
+	switch {
+	case len(id) == 66 && id[:2] == "00":
+		hexPart = id[2:18]
+	case len(id) == 68 && id[:4] == "1220":
+		hexPart = id[4:20]
+	}
+	if hexPart != "" {
+		if _, err := hex.Decode(out[:], []byte(hexPart)); err == nil {
+			return out
+		}
+	}
+	if f, ok := fps[id]; ok {
+		return f
+	}
+	return hashFP(id)
+}
+
+// id appends an id's fingerprint; "" is eight zero bytes.
+func (e *encoder) id(s string) {
+	if s == "" {
+		e.b = append(e.b, 0, 0, 0, 0, 0, 0, 0, 0)
+		return
+	}
+	f := idFP(e.fps, s)
+	e.b = append(e.b, f[:]...)
+}
+
+func (e *encoder) ids(ss []string) {
+	e.u32(uint32(len(ss)))
+	for _, s := range ss {
+		e.id(s)
+	}
 }
 
 func partySum(s *sumScratch, p *Party) [32]byte {
@@ -78,88 +139,111 @@ func instrumentSum(s *sumScratch, in *Instrument) [32]byte {
 	return entitySum(e)
 }
 
+// Lock contexts in the digest encoding.
+const (
+	lockOther      byte = 0
+	lockAllocation byte = 1
+	lockTransfer   byte = 2
+)
+
 func encodeLock(e *encoder, l *Lock) {
 	if l == nil {
 		e.u8(0)
 		return
 	}
 	e.u8(1)
-	e.strs(l.Holders)
+	e.ids(l.Holders)
 	e.time(l.Expires)
-	e.str(l.Context)
+	switch {
+	case strings.HasPrefix(l.Context, "allocation "):
+		e.u8(lockAllocation)
+		e.id(l.Context[len("allocation "):])
+	case strings.HasPrefix(l.Context, "transfer "):
+		e.u8(lockTransfer)
+		e.id(l.Context[len("transfer "):])
+	default:
+		e.u8(lockOther)
+		e.str(l.Context)
+	}
 }
 
+// Contract kinds in the digest encoding.
+var contractKindTags = map[ContractKind]byte{
+	ContractHolding: 1, ContractTransferInstruction: 2, ContractAllocation: 3, ContractPreapproval: 4,
+}
+
+// contractSum is a contract's digest contribution: SHA-256 of a compact record whose ids
+// are 8-byte fingerprints (idFP), so that a contract costs two or three SHA-256 blocks.
 func contractSum(s *sumScratch, c *contract) [32]byte {
 	e := newEntity(s, entContract)
-	e.str(string(c.kind))
+	e.u8(contractKindTags[c.kind])
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
-		e.str(h.CID)
-		e.str(h.Owner)
-		e.str(h.Instrument)
-		e.str(h.Admin)
+		e.id(h.CID)
+		e.id(h.Owner)
+		e.id(h.Instrument)
+		e.id(h.Admin)
 		e.dec(h.Amount)
 		encodeLock(e, h.Lock)
 		e.i64(h.CreatedOffset)
 	case ContractTransferInstruction:
 		t := c.ti
-		e.str(t.CID)
-		e.str(t.Sender)
-		e.str(t.Receiver)
-		e.str(t.Instrument)
-		e.str(t.Admin)
+		e.id(t.CID)
+		e.id(t.Sender)
+		e.id(t.Receiver)
+		e.id(t.Instrument)
+		e.id(t.Admin)
 		e.dec(t.Amount)
 		e.time(t.ExecuteBefore)
 		e.str(t.Reason)
-		e.str(t.Locked)
+		e.id(t.Locked)
 		e.i64(t.CreatedOffset)
 	case ContractAllocation:
 		a := c.al
-		e.str(a.CID)
-		a.Settlement.encode(e)
+		e.id(a.CID)
+		e.id(a.Settlement.Executor)
+		e.str(a.Settlement.ID)
 		e.str(a.LegID)
-		e.str(a.Owner)
+		e.id(a.Owner)
 		e.u8(byte(a.Side))
-		e.str(a.Instrument)
+		e.id(a.Instrument)
 		e.dec(a.Amount)
 		e.time(a.AllocateBefore)
 		e.time(a.SettleBefore)
-		e.str(a.Locked)
+		e.id(a.Locked)
 		e.i64(a.CreatedOffset)
 	case ContractPreapproval:
-		e.str(c.pa.CID)
-		e.str(c.pa.Receiver)
-		e.str(c.pa.Provider)
+		e.id(c.pa.CID)
+		e.id(c.pa.Receiver)
+		e.id(c.pa.Provider)
 		e.i64(c.pa.CreatedOffset)
 	}
 	return entitySum(e)
 }
 
-func preparedSum(s *sumScratch, p *Prepared) [32]byte {
-	e := newEntity(s, entPrepared)
-	e.b = append(e.b, p.Hash[:]...)
-	e.str(p.ID)
-	e.str(p.CommandID)
-	return entitySum(e)
-}
+// preparedSum is a live prepared transaction's digest contribution: its hash, which
+// already covers the ledger id, prepared id, acting party, command id, command, inputs
+// and times (ENCODING.md), so no further hashing is needed.
+func preparedSum(p *Prepared) [32]byte { return p.Hash }
 
+// updateSum is a retained update's digest contribution, with ids as fingerprints.
 func updateSum(s *sumScratch, u *Update) [32]byte {
 	e := newEntity(s, entUpdate)
-	e.str(u.UpdateID)
+	e.id(u.UpdateID)
 	e.i64(u.Offset)
 	e.str(u.CommandID)
 	e.str(u.PreparedID)
-	e.str(u.ActAs)
+	e.id(u.ActAs)
 	e.str(string(u.Kind))
 	e.time(u.RecordTime)
-	e.strs(u.Created)
-	e.strs(u.Archived)
-	e.str(u.Allocation)
-	e.str(u.TransferInstruction)
-	e.str(u.Preapproval)
-	e.strs(u.Receipts)
-	e.strs(u.Released)
+	e.ids(u.Created)
+	e.ids(u.Archived)
+	e.id(u.Allocation)
+	e.id(u.TransferInstruction)
+	e.id(u.Preapproval)
+	e.ids(u.Receipts)
+	e.ids(u.Released)
 	return entitySum(e)
 }
 

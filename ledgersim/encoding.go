@@ -28,7 +28,10 @@ const EncodingVersion byte = 1
 // encoder writes the canonical encoding: big-endian integers, length-prefixed byte
 // strings (uint32 length), counted lists (uint32 count), times as a presence byte plus
 // int64 Unix nanoseconds, decimals as their minimal text.
-type encoder struct{ b []byte }
+type encoder struct {
+	b   []byte
+	fps map[string][8]byte // id fingerprints of the digest encodings (digest.go)
+}
 
 func (e *encoder) u8(v byte)    { e.b = append(e.b, v) }
 func (e *encoder) u32(v uint32) { e.b = binary.BigEndian.AppendUint32(e.b, v) }
@@ -174,9 +177,14 @@ func encodePreparedTo(e *encoder, ledgerID string, p *Prepared) {
 // HashPrepared returns the 32-byte hash a party signs to execute p:
 // SHA-256(int32BE(PurposePreparedTransaction) ‖ EncodePrepared(ledgerID, p)).
 func HashPrepared(ledgerID string, p Prepared) [32]byte {
-	e := encoder{b: make([]byte, 4, 512)}
-	binary.BigEndian.PutUint32(e.b, uint32(PurposePreparedTransaction))
-	encodePreparedTo(&e, ledgerID, &p)
+	var e encoder
+	return hashPreparedTo(&e, ledgerID, &p)
+}
+
+// hashPreparedTo is HashPrepared encoding into e's reused buffer.
+func hashPreparedTo(e *encoder, ledgerID string, p *Prepared) [32]byte {
+	e.b = binary.BigEndian.AppendUint32(e.b[:0], uint32(PurposePreparedTransaction))
+	encodePreparedTo(e, ledgerID, p)
 	return sha256.Sum256(e.b)
 }
 

@@ -1,7 +1,6 @@
 package ledgersim
 
 import (
-	"container/heap"
 	"crypto/ed25519"
 	"fmt"
 	"sync"
@@ -47,6 +46,7 @@ func New(cfg Config) (*Ledger, error) {
 		in := &Instrument{ID: s.ID, Admin: st.internalByHint[s.Admin], Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
 			Decimals: s.Decimals, Native: s.Native, Listed: true}
 		st.instruments[s.ID] = in
+		st.scratch.intern(s.ID)
 		st.instrumentOrder = append(st.instrumentOrder, s.ID)
 		st.supply[s.ID] = money.Zero
 		st.acc.add(instrumentSum(&st.scratch, in))
@@ -193,11 +193,11 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*Prepared, error) {
 	r := &preparedRec{selected: pl.chosen()}
 	r.p = Prepared{ID: st.newPreparedID(), ActAs: in.ActAs, Command: cmd, CommandID: in.CommandID,
 		PreparedAt: in.At, ExpiresAt: in.At.Add(st.cfg.PreparedLifetime), Inputs: pl.inputs()}
-	r.p.Hash = HashPrepared(st.cfg.LedgerID, r.p)
-	r.sum = preparedSum(&st.scratch, &r.p)
+	r.p.Hash = hashPreparedTo(&st.scratch.e, st.cfg.LedgerID, &r.p)
+	r.sum = preparedSum(&r.p)
 	st.prepared[r.p.ID] = r
 	st.acc.add(r.sum)
-	heap.Push(&st.prepExp, expiry{at: r.p.ExpiresAt, id: r.p.ID})
+	st.prepExp.push(expiry{at: r.p.ExpiresAt, id: r.p.ID})
 	return &r.p, nil
 }
 

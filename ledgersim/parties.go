@@ -1,7 +1,6 @@
 package ledgersim
 
 import (
-	"container/heap"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
@@ -33,6 +32,7 @@ func (st *state) allocateInternal(hint string) string {
 
 func (st *state) addParty(p *Party) {
 	st.parties[p.ID] = p
+	st.scratch.intern(p.ID)
 	st.acc.add(partySum(&st.scratch, p))
 }
 
@@ -94,7 +94,7 @@ func (l *Ledger) applyOnboard(in *Input, replay bool) (Onboarding, error) {
 	p.sum = pendingSum(&st.scratch, p)
 	st.pending[id] = p
 	st.acc.add(p.sum)
-	heap.Push(&st.pendingExp, expiry{at: p.expires, id: id})
+	st.pendingExp.push(expiry{at: p.expires, id: id})
 	in.PartyID = id
 	l.record(in, replay)
 	return cloneOnboarding(p.ob), nil

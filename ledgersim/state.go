@@ -1,7 +1,6 @@
 package ledgersim
 
 import (
-	"container/heap"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
@@ -122,19 +121,26 @@ func (st *state) nextID(tag byte) [32]byte {
 	return sha256.Sum256(b[:])
 }
 
+// hexID formats prefix + hex(raw) with a single allocation.
+func hexID(prefix string, raw []byte) string {
+	var buf [8 + 64]byte
+	b := append(buf[:0], prefix...)
+	return string(hex.AppendEncode(b, raw))
+}
+
 func (st *state) newCID() string {
 	s := st.nextID('c')
-	return "00" + hex.EncodeToString(s[:])
+	return hexID("00", s[:])
 }
 
 func (st *state) newUpdateID() string {
 	s := st.nextID('u')
-	return "1220" + hex.EncodeToString(s[:])
+	return hexID("1220", s[:])
 }
 
 func (st *state) newPreparedID() string {
 	s := st.nextID('p')
-	return "prep-" + hex.EncodeToString(s[:16])
+	return hexID("prep-", s[:16])
 }
 
 // ---- sets ----
@@ -179,7 +185,7 @@ func (st *state) addContract(c *contract, cid string) {
 		if h.Lock == nil {
 			st.spendableSet(h.Owner, h.Instrument).insert(h)
 		} else if !h.Lock.Expires.IsZero() {
-			heap.Push(&st.lockExp, expiry{at: h.Lock.Expires, id: cid})
+			st.lockExp.push(expiry{at: h.Lock.Expires, id: cid})
 		}
 	case ContractTransferInstruction:
 		addTo(st.inbox, c.ti.Receiver, cid)
@@ -242,20 +248,20 @@ func (st *state) holding(cid string) *Holding {
 // runs only inside recorded inputs, at the input's time, so replay repeats it exactly.
 func (st *state) advance(now time.Time) {
 	for st.lockExp.Len() > 0 && !now.Before(st.lockExp.peek().at) {
-		e := heap.Pop(&st.lockExp).(expiry)
+		e := st.lockExp.pop()
 		if h := st.holding(e.id); h != nil && h.Lock != nil && h.Lock.Expires.Equal(e.at) {
 			st.spendableSet(h.Owner, h.Instrument).insert(h)
 		}
 	}
 	for st.prepExp.Len() > 0 && !now.Before(st.prepExp.peek().at) {
-		e := heap.Pop(&st.prepExp).(expiry)
+		e := st.prepExp.pop()
 		if r := st.prepared[e.id]; r != nil {
 			st.dropPrepared(r)
 			st.tombstone(e.id)
 		}
 	}
 	for st.pendingExp.Len() > 0 && !now.Before(st.pendingExp.peek().at) {
-		e := heap.Pop(&st.pendingExp).(expiry)
+		e := st.pendingExp.pop()
 		if p := st.pending[e.id]; p != nil && p.expires.Equal(e.at) {
 			st.acc.sub(p.sum)
 			delete(st.pending, e.id)
@@ -323,23 +329,57 @@ type expiry struct {
 	id string
 }
 
+// expiryHeap is a binary min-heap of expiries (typed, so a push boxes nothing).
 type expiryHeap []expiry
 
-func (h expiryHeap) Len() int { return len(h) }
-func (h expiryHeap) Less(i, j int) bool {
+func (h expiryHeap) less(i, j int) bool {
 	if !h[i].at.Equal(h[j].at) {
 		return h[i].at.Before(h[j].at)
 	}
 	return h[i].id < h[j].id
 }
-func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)   { *h = append(*h, x.(expiry)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// Len is the number of entries.
+func (h expiryHeap) Len() int { return len(h) }
+
+func (h *expiryHeap) push(e expiry) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
 }
+
+func (h *expiryHeap) pop() expiry {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = expiry{}
+	q = q[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
 func (h expiryHeap) peek() expiry { return h[0] }
 
 // fifo is a bounded-use queue of strings.

@@ -169,10 +169,23 @@ type Update struct {
 
 func (u *Update) clone() Update {
 	c := *u
-	c.Created = append([]string(nil), u.Created...)
-	c.Archived = append([]string(nil), u.Archived...)
-	c.Receipts = append([]string(nil), u.Receipts...)
-	c.Released = append([]string(nil), u.Released...)
+	n := len(u.Created) + len(u.Archived) + len(u.Receipts) + len(u.Released)
+	if n == 0 {
+		c.Created, c.Archived, c.Receipts, c.Released = nil, nil, nil, nil
+		return c
+	}
+	all := make([]string, 0, n) // one allocation for the four lists
+	part := func(s []string) []string {
+		if len(s) == 0 {
+			return nil
+		}
+		all = append(all, s...)
+		return all[len(all)-len(s) : len(all) : len(all)]
+	}
+	c.Created = part(u.Created)
+	c.Archived = part(u.Archived)
+	c.Receipts = part(u.Receipts)
+	c.Released = part(u.Released)
 	return c
 }
 
@@ -193,7 +206,7 @@ type Prepared struct {
 
 func (p *Prepared) clone() Prepared {
 	c := *p
-	c.Command = p.Command.clone()
+	c.Command = cloneCommand(p.Command)
 	c.Inputs = append([]string(nil), p.Inputs...)
 	return c
 }
