@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ func decodeStrict(body []byte, v any) *wireError {
 	}
 	if trimmed[0] != '{' {
 		return badRequest("the body must be a JSON object")
+	}
+	if werr := checkKeys(trimmed, v); werr != nil {
+		return werr
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
@@ -256,4 +260,72 @@ func parseLimit(r *http.Request) (int, *wireError) {
 		return 0, bad
 	}
 	return n, nil
+}
+
+// checkKeys closes two gaps of encoding/json at the top level of the object: it matches
+// field names case-insensitively ({"PRICE": ...} would fill price) and lets a repeated key
+// win silently. A top-level key must spell a field's json name exactly, once. Malformed
+// JSON is left to the decoder's own error.
+func checkKeys(body []byte, v any) *wireError {
+	names := jsonNames(v)
+	if names == nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil
+		}
+		if !names[key] {
+			return badRequest("invalid JSON body: unknown field %q", truncate(key, 64))
+		}
+		if seen[key] {
+			return badRequest("invalid JSON body: field %q appears twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonNames is the set of json field names of the struct v points to (nil when v is not a
+// pointer to a struct).
+func jsonNames(v any) map[string]bool {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	t = t.Elem()
+	names := make(map[string]bool, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
+	return names
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

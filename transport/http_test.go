@@ -148,6 +148,9 @@ func TestBadRequests(t *testing.T) {
 		name, method, path, body string
 	}{
 		{"unknown field", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":"1","extra":1}`},
+		{"field name in another case", "POST", "/maker/quotes", `{"RFQID":"rfq_1","price":"1"}`},
+		{"repeated field", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":"1","price":"2"}`},
+		{"repeated field in bodiless", "POST", "/faucet", `{"a":1,"a":1}`},
 		{"wrong type number price", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":1.5}`},
 		{"wrong type rfqId", "POST", "/maker/quotes", `{"rfqId":5,"price":"1"}`},
 		{"decimal 11 digits", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":"1.12345678901"}`},
