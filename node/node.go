@@ -11,8 +11,6 @@ package node
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,20 +250,18 @@ func (n *Node) warnIfChanged(what string, given, journaled any) {
 
 // replayLedger applies every journaled ledger input after genesis.
 func (n *Node) replayLedger() error {
-	if n.ledgerLog == nil || n.ledgerLog.LastSeq() < 2 {
+	if n.ledgerLog == nil {
 		return nil
 	}
-	return n.ledgerLog.ReadFrom(2, func(seq uint64, rec []byte) error {
-		var in ledgersim.Input
-		if err := json.Unmarshal(rec, &in); err != nil {
-			return fmt.Errorf("ledger record %d: %w", seq, err)
-		}
-		if err := n.Ledger.L.Replay(in); err != nil {
-			return fmt.Errorf("ledger record %d: %w", seq, err)
-		}
-		n.Recovered.LedgerInputs++
-		return nil
-	})
+	count, err := ReplayLedger(n.ledgerLog, n.Ledger.L)
+	n.Recovered.LedgerInputs = count
+	return err
+}
+
+func decodeLedgerInput(raw []byte) (ledgersim.Input, error) {
+	var in ledgersim.Input
+	err := json.Unmarshal(raw, &in)
+	return in, err
 }
 
 // recordLedger journals one ledger input; it runs under the ledger's lock, in apply order.
@@ -281,7 +277,8 @@ func (n *Node) recordLedger(in ledgersim.Input) {
 	n.lastLedger.Store(n.ledgerLog.AppendAsync(rec))
 }
 
-// recoverDesk builds the desk: fresh, or from the newest snapshot and the records after it.
+// recoverDesk builds the desk: fresh (journaling its genesis), or from the newest
+// snapshot and the records after it.
 func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	if n.deskLog == nil {
 		return machine.NewDesk(cfg)
@@ -296,60 +293,19 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 		}
 		return machine.NewDesk(cfg)
 	}
-	var desk *machine.Desk
-	from := uint64(2)
-	seq, data, ok, err := n.deskLog.LoadSnapshot()
-	if err != nil {
-		return nil, fmt.Errorf("load the desk snapshot: %w", err)
-	}
-	if ok {
-		if desk, err = machine.Restore(data); err != nil {
-			return nil, err
+	desk, rec, err := ReplayDesk(n.deskLog, true, func(s Step) bool {
+		if s.Checkpoint && !s.Verified {
+			n.log.Error("replayed desk state differs from the journaled digest", "seq", s.Seq)
 		}
-		n.Recovered.SnapshotSeq, from = seq, seq+1
-		n.warnIfChanged("desk configuration", cfg, desk.Cfg)
-	} else {
-		var g genesisRecord
-		if err := readFirst(n.deskLog, &g); err != nil || g.Config == nil {
-			return nil, fmt.Errorf("read the desk genesis record: %v", err)
-		}
-		n.warnIfChanged("desk configuration", cfg, *g.Config)
-		if desk, err = machine.NewDesk(*g.Config); err != nil {
-			return nil, err
-		}
-	}
-	err = n.deskLog.ReadFrom(from, func(seq uint64, rec []byte) error {
-		env, err := machine.DecodeEnvelope(rec)
-		if err != nil {
-			return fmt.Errorf("desk record %d: %w", seq, err)
-		}
-		if cp, ok := env.Input.(machine.Checkpoint); ok {
-			n.verify(desk, seq, cp)
-		}
-		machine.Apply(desk, env)
-		n.Recovered.DeskInputs++
-		return nil
+		return true
 	})
 	if err != nil {
 		return nil, err
 	}
+	rec.LedgerInputs, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.Fresh
+	n.Recovered = rec
+	n.warnIfChanged("desk configuration", cfg, desk.Cfg)
 	return desk, nil
-}
-
-// verify compares a replayed desk's digest with the one its journal recorded.
-func (n *Node) verify(desk *machine.Desk, seq uint64, cp machine.Checkpoint) {
-	state, err := json.Marshal(desk)
-	if err != nil {
-		n.log.Error("encode desk state", "err", err)
-		return
-	}
-	sum := sha256.Sum256(state)
-	if hex.EncodeToString(sum[:]) != cp.Digest {
-		n.Recovered.DigestMismatch++
-		n.log.Error("replayed desk state differs from the journaled digest", "seq", seq)
-		return
-	}
-	n.Recovered.Checkpoints++
 }
 
 // saveSnapshot stores a desk snapshot and prunes what no restart needs any more.
