@@ -7,8 +7,9 @@ import (
 )
 
 // MemLog is a Log held in memory, for simulations and tests that crash a desk without
-// touching a disk. Durability is explicit: appended records become durable only when Sync
-// is called (or at once with AutoSync), and Crash forgets every record that was not, as a
+// touching a disk. Durability is explicit: records appended with AppendAsync become
+// durable only when Sync (or a synchronous Append) is called, or at once with autoSync, and
+// Crash forgets every record that was not, as a
 // power cut forgets what was not fsynced. The records and snapshots survive a Crash; a new
 // desk reads them as a restarted process reads its files.
 type MemLog struct {
@@ -35,9 +36,11 @@ type memSnapshot struct {
 // NewMemLog returns an empty log; with autoSync every append is durable at once.
 func NewMemLog(autoSync bool) *MemLog { return &MemLog{autoSync: autoSync, first: 1} }
 
-// Append enqueues records and waits until they are durable.
+// Append writes records and makes them durable, as a write followed by an fsync would:
+// everything appended before them becomes durable too.
 func (m *MemLog) Append(ctx context.Context, records ...[]byte) (uint64, error) {
 	p := m.AppendAsync(records...)
+	m.Sync()
 	return p.Wait(ctx)
 }
 
