@@ -3,12 +3,15 @@ module github.com/deskco/rfqdesk
 go 1.26
 
 require (
-	github.com/cockroachdb/apd/v3 v3.2.3 // indirect
+	github.com/cockroachdb/apd/v3 v3.2.3
+	github.com/google/go-cmp v0.7.0
+	github.com/julienschmidt/httprouter v1.3.0
+	github.com/lxzan/gws v1.8.9
+	github.com/qmuntal/stateless v1.7.2
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/dolthub/maphash v0.1.0 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/julienschmidt/httprouter v1.3.0 // indirect
 	github.com/klauspost/compress v1.17.9 // indirect
-	github.com/lxzan/gws v1.8.9 // indirect
-	github.com/qmuntal/stateless v1.7.2 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )
