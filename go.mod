@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/BurntSushi/toml v1.5.0 // indirect
 	github.com/dolthub/maphash v0.1.0 // indirect
 	github.com/klauspost/compress v1.17.9 // indirect
 )

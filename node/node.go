@@ -11,6 +11,8 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +48,8 @@ type Options struct {
 	// Dir is the data directory; empty keeps everything in memory (lost on Close).
 	Dir string
 	// Desk is the desk configuration; its party fields are filled in from the ledger's
-	// genesis.
+	// genesis. A zero Seed (here and in Ledger) is drawn from crypto/rand at the first
+	// start and journaled with the genesis, so ids stay unpredictable across desks.
 	Desk   machine.Config
 	Ledger LedgerSpec
 	Clock  Clock
@@ -79,6 +82,8 @@ type Node struct {
 	Recovered Recovery
 
 	deskLog, ledgerLog journal.Log
+	// drawnDeskSeed and drawnLedgerSeed are set when Open drew the seeds (none configured).
+	drawnDeskSeed, drawnLedgerSeed bool
 	lastLedger         atomic.Pointer[journal.Pending]
 	log                *slog.Logger
 }
@@ -122,6 +127,10 @@ func Open(opts Options) (*Node, error) {
 			n.closeLogs()
 		}
 	}()
+	var err error
+	if n.drawnDeskSeed, n.drawnLedgerSeed, err = drawSeeds(&opts); err != nil {
+		return nil, err
+	}
 	spec, err := n.ledgerGenesis(opts.Ledger)
 	if err != nil {
 		return nil, err
@@ -216,6 +225,9 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	if err := readFirst(n.ledgerLog, &g); err != nil || g.Ledger == nil {
 		return spec, fmt.Errorf("read the ledger genesis record: %v", err)
 	}
+	if n.drawnLedgerSeed {
+		spec.Seed = g.Ledger.Seed
+	}
 	n.warnIfChanged("ledger genesis", spec, *g.Ledger)
 	return *g.Ledger, nil
 }
@@ -236,6 +248,27 @@ func readFirst(l journal.Log, v any) error {
 		return errors.New("the journal is empty")
 	}
 	return err
+}
+
+// drawSeeds replaces a zero seed with a random one. On a restart the journaled genesis
+// wins anyway, and a drawn seed is not reported as a change (see warnIfChanged).
+func drawSeeds(opts *Options) (deskDrawn, ledgerDrawn bool, err error) {
+	draw := func(seed *uint64) (bool, error) {
+		if *seed != 0 {
+			return false, nil
+		}
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return false, fmt.Errorf("draw a seed: %w", err)
+		}
+		*seed = binary.BigEndian.Uint64(b[:]) | 1
+		return true, nil
+	}
+	if deskDrawn, err = draw(&opts.Desk.Seed); err != nil {
+		return false, false, err
+	}
+	ledgerDrawn, err = draw(&opts.Ledger.Seed)
+	return deskDrawn, ledgerDrawn, err
 }
 
 // warnIfChanged logs when the configuration given differs from the journaled one, which
@@ -304,6 +337,9 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	}
 	rec.LedgerInputs, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.Fresh
 	n.Recovered = rec
+	if n.drawnDeskSeed {
+		cfg.Seed = desk.Cfg.Seed
+	}
 	n.warnIfChanged("desk configuration", cfg, desk.Cfg)
 	return desk, nil
 }

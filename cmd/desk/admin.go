@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/transport"
+)
+
+// adminHandler serves /healthz (the process is up), /readyz (it serves requests) and
+// /metrics (Prometheus text format: requests, loop, ledger and stream figures). It needs no
+// key and must never be on the public listener.
+func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		writeMetrics(w, n, srv.Metrics())
+	})
+	return mux
+}
+
+// writeMetrics renders the counters in the Prometheus text exposition format.
+func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
+	metric := func(name, kind, help string) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+	}
+	metric("desk_http_requests_total", "counter", "HTTP requests by route and status.")
+	for _, r := range m.Requests {
+		fmt.Fprintf(w, "desk_http_requests_total{route=%q,status=\"%d\"} %d\n", r.Route, r.Status, r.Count)
+	}
+	metric("desk_http_rate_limited_total", "counter", "Requests refused by the per-IP limits.")
+	fmt.Fprintf(w, "desk_http_rate_limited_total %d\n", m.RateLimited)
+
+	s := n.Loop.Stats()
+	metric("desk_loop_inputs_total", "counter", "Inputs applied by the desk loop.")
+	fmt.Fprintf(w, "desk_loop_inputs_total %d\n", s.Inputs.Load())
+	metric("desk_loop_reads_total", "counter", "Reads answered by the desk loop.")
+	fmt.Fprintf(w, "desk_loop_reads_total %d\n", s.Reads.Load())
+	metric("desk_loop_apply_seconds_total", "counter", "Time spent applying inputs.")
+	fmt.Fprintf(w, "desk_loop_apply_seconds_total %g\n", time.Duration(s.ApplyNanos.Load()).Seconds())
+	metric("desk_loop_queue_depth", "gauge", "Requests waiting for the loop.")
+	fmt.Fprintf(w, "desk_loop_queue_depth %d\n", s.QueueDepth.Load())
+	metric("desk_loop_held_outputs", "gauge", "Inputs applied whose outputs wait for durability.")
+	fmt.Fprintf(w, "desk_loop_held_outputs %d\n", s.HeldOutputs.Load())
+	metric("desk_loop_panics_total", "counter", "Inputs whose application panicked (bugs).")
+	fmt.Fprintf(w, "desk_loop_panics_total %d\n", s.PanicsHandled.Load())
+
+	metric("desk_ledger_calls_total", "counter", "Ledger calls completed.")
+	fmt.Fprintf(w, "desk_ledger_calls_total %d\n", s.LedgerCalls.Load())
+	metric("desk_ledger_failures_total", "counter", "Ledger calls that failed.")
+	fmt.Fprintf(w, "desk_ledger_failures_total %d\n", s.LedgerFails.Load())
+	metric("desk_ledger_call_seconds_total", "counter", "Time spent in ledger calls.")
+	fmt.Fprintf(w, "desk_ledger_call_seconds_total %g\n", time.Duration(s.LedgerNanos.Load()).Seconds())
+	metric("desk_ledger_offset", "gauge", "The embedded ledger's offset.")
+	fmt.Fprintf(w, "desk_ledger_offset %d\n", n.Ledger.L.Offset())
+
+	metric("desk_stream_sockets_open", "gauge", "Stream sockets open.")
+	fmt.Fprintf(w, "desk_stream_sockets_open %d\n", m.SocketsOpen)
+	metric("desk_stream_sockets_opened_total", "counter", "Stream sockets that completed the handshake.")
+	fmt.Fprintf(w, "desk_stream_sockets_opened_total %d\n", m.SocketsOpened)
+	metric("desk_stream_sockets_refused_total", "counter", "Stream upgrades refused or closed at once.")
+	fmt.Fprintf(w, "desk_stream_sockets_refused_total %d\n", m.SocketsRefused)
+	metric("desk_stream_frames_sent_total", "counter", "Stream frames written.")
+	fmt.Fprintf(w, "desk_stream_frames_sent_total %d\n", m.FramesSent)
+	metric("desk_stream_slow_consumers_total", "counter", "Sockets closed because their queue was full.")
+	fmt.Fprintf(w, "desk_stream_slow_consumers_total %d\n", m.SlowConsumersDropped)
+	metric("desk_stream_pong_timeouts_total", "counter", "Sockets dropped for a missed pong.")
+	fmt.Fprintf(w, "desk_stream_pong_timeouts_total %d\n", m.PongTimeouts)
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/transport"
+)
+
+// duration is a Go duration string in the configuration file ("30s", "10m").
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a Go duration such as \"30s\" or \"10m\"", b)
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (d duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// instrumentConfig is one [[instrument]] table.
+type instrumentConfig struct {
+	Symbol       string        `toml:"symbol"`
+	Display      string        `toml:"display"`
+	Decimals     int           `toml:"decimals"`
+	USDPrice     money.Decimal `toml:"usd_price"`
+	FaucetAmount money.Decimal `toml:"faucet_amount"`
+	Reservoir    money.Decimal `toml:"reservoir,omitempty"` // default: a million faucet draws
+	Native       bool          `toml:"native"`
+	LogoURL      string        `toml:"logo_url"`
+}
+
+// feeTierConfig is one [[fee_tier]] table.
+type feeTierConfig struct {
+	MinNotionalUSD money.Decimal `toml:"min_notional_usd"`
+	FeeBps         int           `toml:"fee_bps"`
+}
+
+// houseConfig is one [[house]] table: a party the desk signs for.
+type houseConfig struct {
+	Name      string                   `toml:"name"`
+	Role      string                   `toml:"role"`
+	APIKey    string                   `toml:"api_key,omitempty"`
+	APIKeyEnv string                   `toml:"api_key_env,omitempty"`
+	Fund      map[string]money.Decimal `toml:"fund,omitempty"`
+}
+
+// fileConfig is the configuration file (DECISIONS.md, configuration file conventions),
+// decoded over the defaults: a key the file does not set keeps its default, and an
+// [[instrument]], [[fee_tier]] or [[house]] list in the file replaces the default list.
+type fileConfig struct {
+	Network              string             `toml:"network"`
+	Seed                 uint64             `toml:"seed"` // 0: drawn at the first start, then journaled
+	MinNotionalUSD       money.Decimal      `toml:"min_notional_usd"`
+	QuoteLifetime        duration           `toml:"quote_lifetime"`
+	ActionLifetime       duration           `toml:"action_lifetime"`
+	SettlementGrace      duration           `toml:"settlement_grace"`
+	RegistrationLifetime duration           `toml:"registration_lifetime"`
+	ChallengeLifetime    duration           `toml:"challenge_lifetime"`
+	ClosedRetention      duration           `toml:"closed_retention"`
+	MinTTL               duration           `toml:"min_ttl"`
+	MaxTTL               duration           `toml:"max_ttl"`
+	PingInterval         duration           `toml:"ping_interval"`
+	FaucetCooldown       duration           `toml:"faucet_cooldown"`
+	PerIPPerMinute       int                `toml:"per_ip_per_minute"`
+	Instruments          []instrumentConfig `toml:"instrument"`
+	FeeTiers             []feeTierConfig    `toml:"fee_tier"`
+	House                []houseConfig      `toml:"house"`
+}
+
+// defaultConfig is the embedded default: the testnet profile with a small catalog.
+func defaultConfig() fileConfig {
+	m := machine.DefaultConfig()
+	return fileConfig{
+		Network:              string(machine.Testnet),
+		MinNotionalUSD:       m.MinNotionalUSD,
+		QuoteLifetime:        duration(m.QuoteLifetime),
+		ActionLifetime:       duration(m.ActionLifetime),
+		SettlementGrace:      duration(m.SettlementGrace),
+		RegistrationLifetime: duration(m.RegistrationLifetime),
+		ChallengeLifetime:    duration(m.ChallengeLifetime),
+		ClosedRetention:      duration(m.ClosedRetention),
+		MinTTL:               duration(m.MinTTL),
+		MaxTTL:               duration(m.MaxTTL),
+		PingInterval:         duration(30 * time.Second),
+		FaucetCooldown:       duration(m.FaucetCooldown),
+		PerIPPerMinute:       transport.DefaultPerIPPerMinute,
+		Instruments: []instrumentConfig{
+			{Symbol: "cc", Display: "CC", Decimals: 10, USDPrice: money.MustParse("0.2"), FaucetAmount: money.MustParse("1000"), Native: true},
+			{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("10000")},
+			{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("0.1")},
+			{Symbol: "ceth", Display: "CETH", Decimals: 8, USDPrice: money.MustParse("3500"), FaucetAmount: money.MustParse("2")},
+		},
+		FeeTiers: []feeTierConfig{
+			{MinNotionalUSD: money.Zero, FeeBps: 30},
+			{MinNotionalUSD: money.MustParse("10000"), FeeBps: 20},
+			{MinNotionalUSD: money.MustParse("100000"), FeeBps: 10},
+		},
+	}
+}
+
+// loadConfig reads a configuration file over the defaults; an unknown key is an error
+// that names it, as is a float where money is expected.
+func loadConfig(path string) (fileConfig, error) {
+	cfg := defaultConfig()
+	if path == "" {
+		return cfg, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("read configuration: %w", err)
+	}
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&cfg)
+	if err != nil {
+		return cfg, fmt.Errorf("configuration %s: %w", path, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		return cfg, fmt.Errorf("configuration %s: unknown key(s): %s", path, strings.Join(keys, ", "))
+	}
+	return cfg, nil
+}
+
+// keyHashes resolves each house party's API key (from the file or the environment) to
+// the hash the desk stores.
+func (c fileConfig) houseParties(getenv func(string) string) ([]ledgeradapter.House, error) {
+	var out []ledgeradapter.House
+	for _, h := range c.House {
+		key := h.APIKey
+		if h.APIKeyEnv != "" {
+			key = getenv(h.APIKeyEnv)
+			if key == "" {
+				return nil, fmt.Errorf("house party %q: environment variable %s is empty", h.Name, h.APIKeyEnv)
+			}
+		}
+		if len(key) < 16 {
+			return nil, fmt.Errorf("house party %q: api_key (or api_key_env) must hold at least 16 characters", h.Name)
+		}
+		role := machine.HouseRole(h.Role)
+		if role != machine.HouseTaker && role != machine.HouseMaker {
+			return nil, fmt.Errorf("house party %q: role must be taker or maker", h.Name)
+		}
+		out = append(out, ledgeradapter.House{Hint: h.Name, Role: role, KeyHash: transport.HashKey(key), Fund: h.Fund})
+	}
+	return out, nil
+}
+
+// resolve turns the file configuration into the desk's and the ledger's.
+func (c fileConfig) resolve(getenv func(string) string) (machine.Config, node.LedgerSpec, error) {
+	network := machine.Network(c.Network)
+	switch network {
+	case machine.Testnet, machine.Sandbox, machine.Mainnet:
+	default:
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("network %q is not testnet, sandbox or mainnet", c.Network)
+	}
+	seed := c.Seed // 0: the node draws one at the first start
+	m := machine.DefaultConfig()
+	m.Network, m.Seed = network, seed
+	m.MinNotionalUSD = c.MinNotionalUSD
+	m.QuoteLifetime, m.ActionLifetime = time.Duration(c.QuoteLifetime), time.Duration(c.ActionLifetime)
+	m.SettlementGrace, m.RegistrationLifetime = time.Duration(c.SettlementGrace), time.Duration(c.RegistrationLifetime)
+	m.ChallengeLifetime, m.ClosedRetention = time.Duration(c.ChallengeLifetime), time.Duration(c.ClosedRetention)
+	m.MinTTL, m.MaxTTL = time.Duration(c.MinTTL), time.Duration(c.MaxTTL)
+	m.FaucetCooldown = time.Duration(c.FaucetCooldown)
+	reservoir := map[string]money.Decimal{}
+	for _, in := range c.Instruments {
+		sym := strings.ToLower(in.Symbol)
+		m.Instruments = append(m.Instruments, machine.Instrument{
+			Symbol: sym, Display: in.Display, Decimals: in.Decimals, USDPrice: in.USDPrice,
+			FaucetAmount: in.FaucetAmount, Native: in.Native, LogoURL: in.LogoURL, RegistryID: sym + "-registry",
+		})
+		switch {
+		case in.Reservoir.Sign() > 0:
+			reservoir[sym] = in.Reservoir
+		case in.FaucetAmount.Sign() > 0:
+			reservoir[sym] = in.FaucetAmount.MulHalfEven(money.FromInt(ledgeradapter.DefaultReservoirDraws))
+		}
+	}
+	for _, t := range c.FeeTiers {
+		m.FeeTiers = append(m.FeeTiers, machine.FeeTier{MinNotionalUSD: t.MinNotionalUSD, FeeBps: t.FeeBps})
+	}
+	house, err := c.houseParties(getenv)
+	if err != nil {
+		return machine.Config{}, node.LedgerSpec{}, err
+	}
+	spec := node.LedgerSpec{Network: network, Seed: seed, Catalog: m.Instruments, Reservoir: reservoir, House: house}
+	// Parties come from the ledger's genesis; check everything else now, with placeholders.
+	check := m
+	check.Operator, check.FeeParty = "operator", "fees"
+	for _, h := range house {
+		check.House = append(check.House, machine.HouseParty{Hint: h.Hint, PartyID: h.Hint + "::check", Role: h.Role, KeyHash: h.KeyHash})
+	}
+	if err := check.Validate(); err != nil {
+		return machine.Config{}, node.LedgerSpec{}, err
+	}
+	return m, spec, nil
+}
+
+// printable renders the effective configuration as TOML, with house API keys redacted.
+func (c fileConfig) printable() (string, error) {
+	redacted := c
+	redacted.House = append([]houseConfig(nil), c.House...)
+	for i := range redacted.House {
+		if redacted.House[i].APIKey != "" {
+			redacted.House[i].APIKey = "(redacted)"
+		}
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(redacted); err != nil {
+		return "", fmt.Errorf("encode configuration: %w", err)
+	}
+	return buf.String(), nil
+}

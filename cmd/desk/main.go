@@ -1,0 +1,195 @@
+// Command desk runs the request-for-quote swap desk: the public API (REST and the maker
+// stream) on -addr, health and Prometheus metrics on -admin-addr, and the embedded ledger
+// simulator, all durable under -data. With no flags it serves a testnet desk on
+// 127.0.0.1:8080 with data in ./desk-data.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/transport"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil))
+}
+
+// flags are the command line.
+type flags struct {
+	addr, adminAddr, data, network, config, logLevel string
+	printConfig                                      bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (flags, error) {
+	var f flags
+	fs := flag.NewFlagSet("desk", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "public API listen address")
+	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:9090", "health and metrics listen address (never public)")
+	fs.StringVar(&f.data, "data", "./desk-data", "data directory (journals and snapshots)")
+	fs.StringVar(&f.network, "network", "", "ledger profile: testnet, sandbox or mainnet (overrides the file)")
+	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective configuration and exit")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return f, nil
+}
+
+// run is the whole process; ready, if set, receives the bound addresses once serving
+// (tests use it), and the process stops on SIGINT/SIGTERM.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string, ready chan<- [2]string) int {
+	f, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	logger, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	fc, err := loadConfig(f.config)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if f.network != "" {
+		fc.Network = f.network
+	}
+	if f.printConfig {
+		out, err := fc.printable()
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprint(stdout, out)
+		return 0
+	}
+	deskCfg, spec, err := fc.resolve(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "configuration:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, f, fc, deskCfg, spec, logger, ready); err != nil {
+		logger.Error("desk stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// sinkProxy lets the node start before the transport whose hub receives its events: the
+// loop's first input (Boot) has no socket to reach.
+type sinkProxy struct{ hub atomic.Pointer[transport.Hub] }
+
+func (s *sinkProxy) Deliver(out machine.Outputs) {
+	if h := s.hub.Load(); h != nil {
+		h.Deliver(out)
+	}
+}
+
+// serve runs the desk until ctx ends, then shuts down gracefully: stop accepting, finish
+// in-flight requests, close sockets with 1001, let the loop flush, close the journals.
+func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, spec node.LedgerSpec,
+	logger *slog.Logger, ready chan<- [2]string) error {
+	started := time.Now()
+	sink := &sinkProxy{}
+	n, err := node.Open(node.Options{
+		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
+		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff,
+	})
+	if err != nil {
+		return fmt.Errorf("open the desk: %w", err)
+	}
+	srv := transport.New(transport.Options{
+		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
+	})
+	sink.hub.Store(srv.Hub())
+
+	api, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		_ = n.Close(context.Background())
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	admin, err := net.Listen("tcp", f.adminAddr)
+	if err != nil {
+		_ = api.Close()
+		_ = n.Close(context.Background())
+		return fmt.Errorf("listen on %s: %w", f.adminAddr, err)
+	}
+	var readyFlag atomic.Bool
+	httpAPI := srv.HTTPServer(f.addr)
+	httpAdmin := &http.Server{Handler: adminHandler(n, srv, &readyFlag), ReadHeaderTimeout: 5 * time.Second}
+	errs := make(chan error, 2)
+	go func() { errs <- httpAPI.Serve(api) }()
+	go func() { errs <- httpAdmin.Serve(admin) }()
+	readyFlag.Store(true)
+	logger.Info("desk serving", "addr", api.Addr().String(), "admin", admin.Addr().String(), "data", f.data,
+		"network", n.Config.Network, "fresh", n.Recovered.Fresh, "snapshot", n.Recovered.SnapshotSeq,
+		"replayed", n.Recovered.DeskInputs, "ledgerReplayed", n.Recovered.LedgerInputs, "startup", time.Since(started).String())
+	if n.Recovered.DigestMismatch > 0 {
+		logger.Error("replay met checkpoints whose digest differs: the desk is not deterministic", "count", n.Recovered.DigestMismatch)
+	}
+	if ready != nil {
+		ready <- [2]string{api.Addr().String(), admin.Addr().String()}
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case serveErr = <-errs:
+		logger.Error("a listener failed", "err", serveErr)
+	}
+	readyFlag.Store(false)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := httpAPI.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("finish in-flight requests", "err", err)
+	}
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("close stream sockets", "err", err)
+	}
+	if err := n.Close(shutdownCtx); err != nil {
+		serveErr = errors.Join(serveErr, err)
+	}
+	_ = httpAdmin.Shutdown(shutdownCtx)
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// wallClock is the process's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
