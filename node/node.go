@@ -84,8 +84,8 @@ type Node struct {
 	deskLog, ledgerLog journal.Log
 	// drawnDeskSeed and drawnLedgerSeed are set when Open drew the seeds (none configured).
 	drawnDeskSeed, drawnLedgerSeed bool
-	lastLedger         atomic.Pointer[journal.Pending]
-	log                *slog.Logger
+	lastLedger                     atomic.Pointer[journal.Pending]
+	log                            *slog.Logger
 }
 
 // Recovery describes a start.
