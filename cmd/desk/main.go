@@ -27,7 +27,10 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil)
+	stop()
+	os.Exit(code)
 }
 
 // flags are the command line.
@@ -56,9 +59,9 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	return f, nil
 }
 
-// run is the whole process; ready, if set, receives the bound addresses once serving
-// (tests use it), and the process stops on SIGINT/SIGTERM.
-func run(args []string, stdout, stderr io.Writer, getenv func(string) string, ready chan<- [2]string) int {
+// run is the whole process until ctx ends (main ends it on SIGINT/SIGTERM); ready, if
+// set, receives the bound addresses once serving (tests use it).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, ready chan<- [2]string) int {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
@@ -90,8 +93,6 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string, re
 		fmt.Fprintln(stderr, "configuration:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := serve(ctx, f, fc, deskCfg, spec, logger, ready); err != nil {
 		logger.Error("desk stopped", "err", err)
 		return 1
