@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/node"
+)
+
+// deskReplay is what replaying a desk journal found.
+type deskReplay struct {
+	Desk        *machine.Desk
+	SnapshotSeq uint64 // 0: replayed from genesis
+	First, Last uint64 // the first and last desk input applied (0 when none)
+	LastAt      time.Time
+	LastKind    string
+	Inputs      uint64
+	Checkpoints int
+	Mismatches  int
+	// FirstMismatch is the first checkpoint whose journaled digest differs from the
+	// replayed state's, and Journaled that digest.
+	FirstMismatch uint64
+	Journaled     string
+	Digest        string // hex digest of the final state
+}
+
+// replayDesk replays a desk journal, from genesis when the log still holds record 1, else
+// from its newest snapshot, up to input until (0: to the end).
+func replayDesk(log journal.Log, until uint64) (deskReplay, error) {
+	var r deskReplay
+	fromSnapshot := log.FirstSeq() > 1
+	desk, rec, err := node.ReplayDesk(log, fromSnapshot, func(s node.Step) bool {
+		if r.First == 0 {
+			r.First = s.Seq
+		}
+		r.Last, r.LastAt, r.LastKind = s.Seq, s.Envelope.At, s.Envelope.Input.Kind()
+		if s.Checkpoint && !s.Verified && r.FirstMismatch == 0 {
+			r.FirstMismatch = s.Seq
+			r.Journaled = s.Envelope.Input.(machine.Checkpoint).Digest
+		}
+		return until == 0 || s.Seq < until
+	})
+	if err != nil {
+		return r, fmt.Errorf("replay the desk journal: %w", err)
+	}
+	if until > 0 && rec.SnapshotSeq >= until {
+		return r, fmt.Errorf("desk input %d is covered by the snapshot at %d: the journal no longer holds the inputs before it", until, rec.SnapshotSeq)
+	}
+	r.Desk, r.SnapshotSeq, r.Inputs = desk, rec.SnapshotSeq, rec.DeskInputs
+	r.Checkpoints, r.Mismatches = rec.Checkpoints, rec.DigestMismatch
+	if r.Digest, err = deskDigest(desk); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func deskDigest(d *machine.Desk) (string, error) {
+	sum, err := d.Digest()
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ledgerReplay is what replaying a ledger journal found.
+type ledgerReplay struct {
+	Ledger *ledgersim.Ledger
+	Inputs uint64
+	Upto   uint64 // the last ledger record applied (genesis is 1)
+	Digest string
+}
+
+// replayLedger rebuilds the embedded ledger from its journaled genesis and replays its
+// inputs up to record upto (0: all). The ledger reads its clock only to stamp live calls
+// and to judge lock expiry in queries (never before the latest input's time), so a
+// stopped clock at the zero time serves replay.
+func replayLedger(log journal.Log, upto uint64) (ledgerReplay, error) {
+	var r ledgerReplay
+	spec, err := node.LedgerGenesis(log)
+	if err != nil {
+		return r, err
+	}
+	adapter, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
+		Network: spec.Network, Seed: spec.Seed, Clock: ledgersim.NewManualClock(time.Time{}),
+		Catalog: spec.Catalog, Reservoir: spec.Reservoir, House: spec.House,
+	})
+	if err != nil {
+		return r, fmt.Errorf("rebuild the ledger genesis: %w", err)
+	}
+	if upto > 0 {
+		log = limitLog{Log: log, last: upto}
+	}
+	r.Ledger = adapter.L
+	r.Inputs, err = node.ReplayLedger(log, adapter.L)
+	r.Upto = 1 + r.Inputs
+	sum := adapter.L.Digest()
+	r.Digest = hex.EncodeToString(sum[:])
+	return r, err
+}
+
+// runReplay replays one source and reports.
+func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
+	status := exitOK
+	fmt.Fprintf(report, "source: %s\n", src.what)
+	if t := src.trace; t != nil {
+		seed := "none"
+		if t.Seed != nil {
+			seed = fmt.Sprint(*t.Seed)
+		}
+		fmt.Fprintf(report, "trace: seed %s, knobs %s\n", seed, orNone(t.Knobs))
+	}
+	dr, err := replayDesk(src.desk, c.until)
+	if err != nil {
+		fmt.Fprintf(stderr, "replay: %v\n", err)
+		return exitError
+	}
+	printDesk(report, dr, c.until)
+	if dr.Mismatches > 0 {
+		status = exitMismatch
+	}
+
+	var upto uint64
+	if c.until > 0 && src.ledgerAt != nil {
+		if upto, err = src.ledgerAt(c.until); err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			return exitError
+		}
+	}
+	lr, err := replayLedger(src.ledger, upto)
+	if err != nil {
+		fmt.Fprintf(report, "ledger: REPLAY FAILED after %d inputs: %v\n", lr.Inputs, err)
+		fmt.Fprintf(report, "result: MISMATCH (the ledger journal does not replay)\n")
+		return exitMismatch
+	}
+	how := ""
+	if c.until > 0 {
+		how = " (the ledger as of desk input " + fmt.Sprint(c.until)
+		if src.trace != nil {
+			how += ": the ledger records written before the next desk record)"
+		} else {
+			how += ": ledger inputs stamped no later than it, an approximation)"
+		}
+	}
+	fmt.Fprintf(report, "ledger: replayed %d inputs from genesis, through record %d%s\n", lr.Inputs, lr.Upto, how)
+	fmt.Fprintf(report, "ledger digest  %s\n", lr.Digest)
+
+	if end := endOf(src); end != nil && c.until == 0 {
+		deskOK := checkFinal(report, "desk", end.Desk, src.desk.LastSeq(), dr.Digest)
+		ledgerOK := checkFinal(report, "ledger", end.Ledger, src.ledger.LastSeq(), lr.Digest)
+		if !deskOK || !ledgerOK {
+			status = exitMismatch
+		}
+	}
+	lc := countLedger(lr.Ledger, dr.Desk)
+	printSummary(report, countDesk(dr.Desk), &lc)
+	if c.dump {
+		b, err := json.MarshalIndent(dr.Desk, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "replay: encode the desk state: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	if status == exitOK {
+		fmt.Fprintf(report, "result: ok\n")
+	} else {
+		fmt.Fprintf(report, "result: MISMATCH\n")
+	}
+	return status
+}
+
+func printDesk(w io.Writer, dr deskReplay, until uint64) {
+	if dr.SnapshotSeq == 0 {
+		fmt.Fprintf(w, "desk: from genesis (record 1)\n")
+	} else {
+		fmt.Fprintf(w, "desk: from the snapshot at seq %d (the journal no longer holds record 1)\n", dr.SnapshotSeq)
+	}
+	if dr.Inputs == 0 {
+		fmt.Fprintf(w, "desk: no inputs after it\n")
+	} else {
+		fmt.Fprintf(w, "desk: replayed %d inputs, seq %d..%d; the last a %s at %s\n",
+			dr.Inputs, dr.First, dr.Last, dr.LastKind, dr.LastAt.UTC().Format(time.RFC3339Nano))
+	}
+	if until > 0 {
+		if dr.Last < until {
+			fmt.Fprintf(w, "desk: -until %d: the journal ends before it\n", until)
+		} else {
+			fmt.Fprintf(w, "desk: stopped after input %d (-until)\n", until)
+		}
+	}
+	fmt.Fprintf(w, "desk: checkpoints verified %d, mismatched %d\n", dr.Checkpoints, dr.Mismatches)
+	if dr.Mismatches > 0 {
+		fmt.Fprintf(w, "desk: FIRST MISMATCH at checkpoint seq %d: the journal says %s, the replayed state differs\n", dr.FirstMismatch, dr.Journaled)
+	}
+	fmt.Fprintf(w, "desk digest    %s\n", dr.Digest)
+}
+
+func endOf(src *source) *traceLine {
+	if src.trace == nil {
+		return nil
+	}
+	return src.trace.End
+}
+
+// checkFinal compares a trace's final digest with the replay's; false on a difference.
+func checkFinal(w io.Writer, what string, want *traceFinal, seq uint64, digest string) bool {
+	if want == nil {
+		return true
+	}
+	if want.Seq != seq || want.Digest != digest {
+		fmt.Fprintf(w, "%s: MISMATCH with the trace's end: it says seq %d digest %s\n", what, want.Seq, want.Digest)
+		return false
+	}
+	fmt.Fprintf(w, "%s: the trace's final digest matches\n", what)
+	return true
+}
+
+func orNone(b []byte) string {
+	if len(b) == 0 {
+		return "none"
+	}
+	return string(b)
+}
