@@ -1,0 +1,239 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+	"github.com/deskco/rfqdesk/node"
+)
+
+// settledSink wakes the waiter of each trade once trade.settled reached the taker.
+type settledSink struct {
+	mu      sync.Mutex
+	waiters map[string]chan struct{}
+	settled map[string]bool
+}
+
+func newSettledSink() *settledSink {
+	return &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
+}
+
+func (s *settledSink) Deliver(out machine.Outputs) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range out.Events {
+		if e.Type != machine.EvTradeSettled {
+			continue
+		}
+		id := e.Payload.(machine.TradeDTO).TradeID
+		if s.settled[id] {
+			continue
+		}
+		s.settled[id] = true
+		if ch, ok := s.waiters[id]; ok {
+			close(ch)
+			delete(s.waiters, id)
+		}
+	}
+}
+
+func (s *settledSink) wait(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if s.settled[id] {
+		delete(s.settled, id)
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	s.waiters[id] = ch
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		s.mu.Lock()
+		delete(s.settled, id)
+		s.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("trade %s did not settle: %w", id, ctx.Err())
+	}
+}
+
+// lifecycle runs one RFQ to settlement through the node's loop: RFQ, quote, the maker's
+// two signatures, accept, the taker's two signatures, atomic settlement.
+func lifecycle(n *node.Node, s *settledSink, m, tk drive.Party, dir machine.Direction) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := n.Loop.Do(ctx, machine.CreateRFQ{Req: tk.Req(), Direction: dir, Qty: money.MustParse("0.01"),
+		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{m.Hint}, TTLSeconds: 60})
+	if err = replyErr(err, rep); err != nil {
+		return fmt.Errorf("create rfq: %w", err)
+	}
+	rep, err = n.Loop.Do(ctx, machine.SubmitQuote{Req: m.Req(), RFQID: rep.Body.(machine.RfqDTO).RfqID, Price: money.MustParse("60000")})
+	if err = replyErr(err, rep); err != nil {
+		return fmt.Errorf("submit quote: %w", err)
+	}
+	q := rep.Body.(machine.QuoteWithActionsDTO)
+	if err := drive.Execute(n.Loop, m, q.Actions); err != nil {
+		return fmt.Errorf("maker signs: %w", err)
+	}
+	rep, err = n.Loop.Do(ctx, machine.AcceptQuote{Req: tk.Req(), QuoteID: q.QuoteID})
+	if err = replyErr(err, rep); err != nil {
+		return fmt.Errorf("accept: %w", err)
+	}
+	tr := rep.Body.(machine.TradeWithActionsDTO)
+	if err := drive.Execute(n.Loop, tk, tr.Actions); err != nil {
+		return fmt.Errorf("taker signs: %w", err)
+	}
+	return s.wait(ctx, tr.TradeID)
+}
+
+func replyErr(err error, rep machine.Reply) error {
+	if err != nil {
+		return err
+	}
+	if rep.Err != nil {
+		return rep.Err
+	}
+	return nil
+}
+
+// benchLifecycles is how many lifecycles BenchmarkReplay's journal holds
+// (RFQDESK_BENCH_LIFECYCLES overrides it).
+func benchLifecycles(b *testing.B) int {
+	n := 6000
+	if v := os.Getenv("RFQDESK_BENCH_LIFECYCLES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			b.Fatalf("RFQDESK_BENCH_LIFECYCLES=%q is not a positive integer", v)
+		}
+	}
+	return n
+}
+
+// recordDesk runs a real desk on dir (journals without fsync, checkpoints at the default
+// interval) through registrations, funding and lifecycles settled by the real ledger with
+// real signatures, eight maker/taker pairs at a time, and closes it.
+func recordDesk(b *testing.B, dir string, lifecycles int) {
+	s := newSettledSink()
+	opts := options(dir, nil)
+	opts.Sink, opts.CheckpointEvery = s, 0
+	n, err := node.Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := drive.Driver{T: b, Desk: n.Loop}
+	const pairs = 8
+	var ps [pairs][2]drive.Party
+	for i := range ps {
+		m, tk := d.Register(fmt.Sprintf("maker %d", i)), d.Register(fmt.Sprintf("taker %d", i))
+		d.Fund(m, 2)
+		d.Fund(tk, 2)
+		if err := n.Loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
+			b.Fatal(err)
+		}
+		ps[i] = [2]drive.Party{m, tk}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, pairs)
+	for i := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := i; k < lifecycles; k += pairs {
+				dir := machine.Sell // alternate directions so that balances stay level
+				if (k/pairs)%2 == 1 {
+					dir = machine.Buy
+				}
+				if err := lifecycle(n, s, ps[i][0], ps[i][1], dir); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkReplay measures rebuilding a desk from its journal (node.ReplayDesk from
+// genesis: read, decode, apply, verify every checkpoint) over a journal a real desk wrote,
+// beside two baselines of the same run over the same files: reading the records, and
+// reading and decoding them. It reports inputs/s, the projected seconds for 1,000,000
+// inputs (s/1M, target < 10) and x-target = 10 s / s/1M (≥ 1 meets it).
+func BenchmarkReplay(b *testing.B) {
+	dir := b.TempDir()
+	lifecycles := benchLifecycles(b)
+	start := time.Now()
+	recordDesk(b, dir, lifecycles)
+	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	inputs := log.LastSeq() - 1
+	b.Logf("journal: %d lifecycles, %d desk inputs, recorded in %s", lifecycles, inputs, time.Since(start).Round(time.Millisecond))
+
+	per := map[string]float64{} // ns per input of each sub-benchmark
+	report := func(b *testing.B, name string) {
+		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(inputs)
+		per[name] = ns
+		b.ReportMetric(1e9/ns, "inputs/s")
+		b.ReportMetric(ns*1e6/1e9, "s/1M")
+	}
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := log.ReadFrom(2, func(uint64, []byte) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, "read")
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := log.ReadFrom(2, func(seq uint64, rec []byte) error {
+				_, err := machine.DecodeEnvelope(rec)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, "decode")
+	})
+	b.Run("replay", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, rec, err := node.ReplayDesk(log, false, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rec.DigestMismatch != 0 || rec.DeskInputs != inputs {
+				b.Fatalf("replay: %+v, want %d inputs and no mismatch", rec, inputs)
+			}
+		}
+		report(b, "replay")
+		b.ReportMetric(10/(per["replay"]*1e6/1e9), "x-target")
+		if per["decode"] > 0 {
+			b.ReportMetric(per["replay"]/per["decode"], "x-decode")
+		}
+	})
+}
