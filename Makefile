@@ -3,7 +3,7 @@
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages that run goroutines or guard shared state; CI runs them under the race detector.
-RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/...
+RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/...
 FUZZTIME ?= 30s
 
 .PHONY: run test race sim fuzz bench lint
