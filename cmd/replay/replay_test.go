@@ -492,3 +492,61 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestFromSnapshot: a desk journal pruned behind its snapshots replays from the newest one.
+func TestFromSnapshot(t *testing.T) {
+	r := desk(t)
+	dir := rewrite(t, r.dir, func(_ uint64, rec []byte) [][]byte { return [][]byte{rec} })
+	deskDir := filepath.Join(dir, "desk")
+	recs := readAll(t, deskDir)
+	if err := os.RemoveAll(deskDir); err != nil {
+		t.Fatal(err)
+	}
+	// Small segments, so that pruning drops whole segments with record 1.
+	l, err := journal.OpenDir(deskDir, journal.Options{Sync: journal.SyncNone, SegmentSize: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(context.Background(), recs...); err != nil {
+		t.Fatal(err)
+	}
+	snap := func(seq uint64) {
+		d, _, err := node.ReplayDesk(l, false, func(s node.Step) bool { return s.Seq < seq })
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SaveSnapshot(seq, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := uint64(len(recs))
+	snap(last / 2)
+	snap(last - 10)
+	if err := l.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if l.FirstSeq() == 1 {
+		t.Fatal("the journal still holds record 1")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "-data", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, out, fmt.Sprintf("desk: from the snapshot at seq %d (the journal no longer holds record 1)", last-10),
+		fmt.Sprintf("desk: replayed 10 inputs, seq %d..%d;", last-9, last))
+	if got := field(t, out, "desk digest"); got != r.deskDigest {
+		t.Errorf("digest %s, want %s", got, r.deskDigest)
+	}
+	// -until before the snapshot cannot be answered.
+	code, _, errOut = runCmd(t, "-data", dir, "-until", "3")
+	if code != exitError || !strings.Contains(errOut, "covered by the snapshot") {
+		t.Fatalf("-until 3: exit %d: %s", code, errOut)
+	}
+}
