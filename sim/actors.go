@@ -1,0 +1,809 @@
+package sim
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+)
+
+// role is what an actor does.
+type role int
+
+const (
+	roleMaker role = iota // registers, funds itself, streams, quotes
+	roleTaker             // registers, funds itself, streams, asks for quotes and accepts
+	roleHouse             // the desk-signed house taker
+)
+
+// regPhase is where an actor's self-registration stands.
+type regPhase int
+
+const (
+	regNone regPhase = iota
+	regStarting
+	regSigning
+	regCompleting
+	regDone
+)
+
+// maxAcked bounds each actor's list of acknowledged writes awaiting a crash check.
+const maxAckedWrites = 4096
+
+// request is one call of an actor to the desk, like an HTTP request: it is answered, or
+// fails when the desk process dies under it.
+type request struct {
+	a    *actor
+	dead bool
+	done bool
+	cb   func(machine.Reply)
+}
+
+// lostConnection is what a client sees when the desk died under its request.
+var lostConnection = machine.Reply{Status: 599, Err: &machine.APIError{Status: 599, Message: "connection lost"}}
+
+// deliver hands a reply to the actor (once, and only if the request is still alive).
+func (r *request) deliver(rep machine.Reply) {
+	if r.dead || r.done {
+		return
+	}
+	r.done = true
+	delete(r.a.inflight, r)
+	s := r.a.s
+	if rep.Seq > s.maxAcked {
+		s.maxAcked = rep.Seq
+	}
+	if rep.Seq != 0 {
+		s.checkReply(rep)
+	}
+	r.cb(rep)
+}
+
+// ackedWrite is a write whose success reply an actor received.
+type ackedWrite struct {
+	kind string // quote, rfq, trade, registration
+	id   string
+}
+
+// actor is a simulated client with its own randomness and habits.
+type actor struct {
+	s    *Sim
+	idx  int
+	name string
+	role role
+	rng  *rand.Rand
+
+	priv ed25519.PrivateKey
+	pub  ed25519.PublicKey
+
+	key, keyHash string
+	candidates   []string // keys of a register/complete or rotate whose answer was lost
+	party, hint  string
+	reg          regPhase
+	socket       uint64
+	inflight     map[*request]bool
+	faucetAt     time.Time
+
+	// habits
+	pPrompt, pLate, pPartial float64 // signing: promptly, late, partly; never is the rest
+	pQuote                           float64
+	spreadBps                        int
+
+	invites  map[string]machine.RfqDTO
+	myQuote  map[string]string // rfq → latest acknowledged quote id
+	decided  map[string]bool   // actions already handled
+	mine     map[string]*takerRFQ
+	acceptAt map[string]time.Time
+	acked    []ackedWrite
+}
+
+// takerRFQ is one of a taker's RFQs.
+type takerRFQ struct {
+	dto       machine.RfqDTO
+	accepting bool
+	done      bool
+}
+
+func newActor(s *Sim, idx int, r role, seed uint64) *actor {
+	rng := rand.New(rand.NewPCG(seed, uint64(idx)))
+	var ks [32]byte
+	for i := range ks {
+		ks[i] = byte(rng.UintN(256))
+	}
+	priv := ed25519.NewKeyFromSeed(ks[:])
+	kind := "maker"
+	if r == roleTaker {
+		kind = "taker"
+	}
+	a := &actor{s: s, idx: idx, name: fmt.Sprintf("Sim %s %d", kind, idx), role: r, rng: rng,
+		priv: priv, pub: priv.Public().(ed25519.PublicKey), inflight: map[*request]bool{},
+		invites: map[string]machine.RfqDTO{}, myQuote: map[string]string{}, decided: map[string]bool{},
+		mine: map[string]*takerRFQ{}, acceptAt: map[string]time.Time{}}
+	// Habits: most sign promptly; some are late, partial or silent (swarm per actor).
+	a.pPrompt = 0.70 + 0.28*rng.Float64()
+	a.pLate = (1 - a.pPrompt) * rng.Float64()
+	a.pPartial = (1 - a.pPrompt - a.pLate) * rng.Float64()
+	a.pQuote = 0.6 + 0.4*rng.Float64()
+	a.spreadBps = 5 + rng.IntN(60)
+	return a
+}
+
+func newHouse(s *Sim, idx int, seed uint64) *actor {
+	a := newActor(s, idx, roleHouse, seed)
+	a.name = "house-taker"
+	a.key, a.keyHash = houseKey, hashKey(houseKey)
+	a.hint = "house-taker"
+	for _, h := range s.cfg.House {
+		if h.Hint == "house-taker" {
+			a.party = h.PartyID
+		}
+	}
+	a.reg = regDone
+	s.byParty[a.party] = a
+	return a
+}
+
+// uniform returns a duration uniform in [lo, hi).
+func (a *actor) uniform(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(a.rng.Int64N(int64(hi-lo)))
+}
+
+// send issues a command; cb gets the reply or lostConnection.
+func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
+	s := a.s
+	r := &request{a: a, cb: cb}
+	a.inflight[r] = true
+	s.after(s.netLatency(), func() {
+		if r.dead {
+			return
+		}
+		seq := s.input(in)
+		s.waiting[seq] = r
+	})
+}
+
+// read issues a query with a given key hash; its answer waits, like the loop's, for every
+// input it may reflect to be durable.
+func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
+	s := a.s
+	r := &request{a: a, cb: cb}
+	a.inflight[r] = true
+	s.after(s.netLatency(), func() {
+		if r.dead {
+			return
+		}
+		party, _ := s.desk.Caller(keyHash)
+		switch q.(type) {
+		case machine.QBalances:
+			q = machine.QBalances{Holdings: s.ledger.Holdings(party)}
+		case machine.QIncoming:
+			q = machine.QIncoming{Transfers: s.ledger.Incoming(party)}
+		}
+		rep := machine.Read(s.desk, s.now, keyHash, q)
+		s.checkRead(a, party, rep)
+		send := func() { s.after(s.netLatency(), func() { r.deliver(rep) }) }
+		if len(s.held) == 0 {
+			send()
+		} else {
+			s.held[len(s.held)-1].reads = append(s.held[len(s.held)-1].reads, send)
+		}
+	})
+}
+
+// notify sends a transport notice (socket opened or closed), which has no reply.
+func (a *actor) notify(in machine.Input, still func() bool) {
+	s := a.s
+	e := s.epoch
+	s.after(s.netLatency(), func() {
+		if e == s.epoch && still() {
+			s.input(in)
+		}
+	})
+}
+
+// crashed: the desk died; every request in flight fails, the stream is gone.
+func (a *actor) crashed() {
+	for r := range a.inflight {
+		r.dead = true
+		cb := r.cb
+		a.s.after(a.s.netLatency(), func() { cb(lostConnection) })
+	}
+	a.inflight = map[*request]bool{}
+	a.socket = 0
+}
+
+// ack remembers an acknowledged write for the next crash check.
+func (a *actor) ack(kind, id string) {
+	if len(a.acked) >= maxAckedWrites {
+		a.acked = append(a.acked[:0], a.acked[maxAckedWrites/2:]...)
+	}
+	a.acked = append(a.acked, ackedWrite{kind: kind, id: id})
+}
+
+// wakeSoon schedules the actor's next wake-up.
+func (a *actor) wakeSoon() {
+	a.s.after(a.uniform(200*time.Millisecond, 4*time.Second), a.wake)
+}
+
+// wake is the actor's heartbeat: it decides what to do next from what it knows.
+func (a *actor) wake() {
+	s := a.s
+	defer a.wakeSoon()
+	if s.liveness {
+		if a.reg == regDone && a.rng.IntN(8) == 0 {
+			a.pollPending()
+		}
+		return
+	}
+	if a.reg == regNone {
+		a.register()
+		return
+	}
+	if a.reg != regDone {
+		return
+	}
+	if a.role != roleHouse && !s.now.Before(a.faucetAt) {
+		a.faucetAt = s.now.Add(a.uniform(11*time.Minute, 20*time.Minute))
+		a.fund()
+	}
+	switch {
+	case a.socket == 0:
+		a.connect()
+	case s.frng.Float64() < s.mix.Disconnect:
+		s.cov.hit(covStreamDrop)
+		a.disconnect()
+	}
+	if a.role == roleMaker && a.rng.IntN(400) == 0 {
+		a.rotate()
+	}
+	if a.rng.IntN(6) == 0 {
+		a.pollPending()
+	}
+	if a.role == roleMaker && a.rng.IntN(15) == 0 {
+		a.pollIncomingRFQs()
+	}
+}
+
+// ---- Registration and keys ----
+
+func (a *actor) register() {
+	a.reg = regStarting
+	a.send(machine.RegisterStart{DisplayName: a.name, PublicKey: a.pub}, func(rep machine.Reply) {
+		if rep.Err != nil {
+			a.reg = regNone
+			return
+		}
+		st := rep.Body.(machine.RegisterStartDTO)
+		a.ack("registration", st.RegistrationID)
+		a.reg = regSigning
+		delay := a.uniform(100*time.Millisecond, 3*time.Second)
+		if a.rng.IntN(40) == 0 {
+			delay = a.s.cfg.RegistrationLifetime + a.uniform(time.Second, time.Minute) // too late: 410
+		}
+		a.s.after(delay, func() { a.complete(st) })
+	})
+}
+
+func (a *actor) complete(st machine.RegisterStartDTO) {
+	if a.reg != regSigning {
+		return
+	}
+	a.reg = regCompleting
+	sigs := make([][]byte, len(st.Topology))
+	for i, t := range st.Topology {
+		sigs[i] = ed25519.Sign(a.priv, t.Hash)
+	}
+	key := a.newKey()
+	a.candidates = append(a.candidates, key)
+	a.send(machine.RegisterComplete{RegistrationID: st.RegistrationID, Signatures: sigs, NewKeyHash: hashKey(key)}, func(rep machine.Reply) {
+		switch {
+		case rep.Err == nil:
+			done := rep.Body.(machine.RegisterCompleteDTO)
+			a.registered(key, done.PartyID, done.Hint)
+		case rep.Status == 410:
+			a.s.cov.hit(covRegistrationExpired)
+			a.reg, a.candidates = regNone, nil
+		case rep.Status == 599:
+			a.resolveKeys(func() {})
+		default:
+			a.reg, a.candidates = regNone, nil
+		}
+	})
+}
+
+// newKey draws an API key as the transport would (from the actor's seed here).
+func (a *actor) newKey() string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(a.rng.UintN(256))
+	}
+	return "mk_" + hex.EncodeToString(b[:])
+}
+
+func (a *actor) registered(key, party, hint string) {
+	s := a.s
+	a.key, a.keyHash, a.party, a.hint, a.reg, a.candidates = key, hashKey(key), party, hint, regDone, nil
+	s.byParty[party] = a
+	if a.role == roleMaker {
+		s.makerHints[hint] = true
+	}
+	s.stats.Registrations++
+}
+
+// resolveKeys finds out, as a client after a lost answer would (GET /maker/status with each
+// key it holds), which of its keys works.
+func (a *actor) resolveKeys(then func()) {
+	keys := append([]string(nil), a.candidates...)
+	var try func(i int)
+	try = func(i int) {
+		if i >= len(keys) {
+			if a.reg == regCompleting {
+				a.reg, a.candidates = regNone, nil
+			}
+			a.candidates = nil
+			then()
+			return
+		}
+		a.read(hashKey(keys[i]), machine.QMakerStatus{}, func(rep machine.Reply) {
+			if rep.Err != nil {
+				try(i + 1)
+				return
+			}
+			st := rep.Body.(machine.MakerStatusDTO)
+			if a.reg == regDone {
+				a.key, a.keyHash, a.candidates = keys[i], hashKey(keys[i]), nil
+				then()
+				return
+			}
+			a.registered(keys[i], st.PartyID, st.Hint)
+			then()
+		})
+	}
+	try(0)
+}
+
+func (a *actor) rotate() {
+	challenge := fmt.Sprintf("challenge-%d-%x", a.idx, a.rng.Uint64())
+	a.send(machine.ChallengeRequest{PartyID: a.party, Challenge: challenge}, func(rep machine.Reply) {
+		if rep.Err != nil {
+			return
+		}
+		c := rep.Body.(machine.ChallengeDTO).Challenge
+		key := a.newKey()
+		a.candidates = append(a.candidates, key)
+		sig := ed25519.Sign(a.priv, []byte(c))
+		a.send(machine.RotateKey{PartyID: a.party, Challenge: c, Signature: sig, NewKeyHash: hashKey(key)}, func(rep machine.Reply) {
+			switch {
+			case rep.Err == nil:
+				a.key, a.keyHash, a.candidates = key, hashKey(key), nil
+				a.s.cov.hit(covKeyRotated)
+				a.s.stats.Rotations++
+			case rep.Status == 599:
+				a.candidates = append(a.candidates, a.key)
+				a.resolveKeys(func() {})
+			default:
+				a.candidates = nil
+			}
+		})
+	})
+}
+
+// ---- Stream ----
+
+func (a *actor) connect() {
+	s := a.s
+	s.nextSocket++
+	id := s.nextSocket
+	a.socket = id
+	a.notify(machine.SocketOpened{Socket: id, KeyHash: a.keyHash}, func() bool { return a.socket == id })
+}
+
+func (a *actor) disconnect() {
+	id := a.socket
+	a.socket = 0
+	a.notify(machine.SocketClosed{Socket: id}, func() bool { return true })
+}
+
+// socketClosed: the desk closed the stream (4401 after a rotation, 1012 after resync).
+func (a *actor) socketClosed(code int) {
+	if code == machine.CloseUnauthorized {
+		a.s.cov.hit(covRotatedSocketClosed)
+	}
+	a.socket = 0
+}
+
+// onEvent reacts to one stream frame addressed to the actor's party.
+func (a *actor) onEvent(e machine.Event) {
+	s := a.s
+	switch p := e.Payload.(type) {
+	case machine.RfqDTO:
+		if e.Type == machine.EvRfqCreated && a.role == roleMaker && p.Open {
+			a.invites[p.RfqID] = p
+			if !s.liveness && a.rng.Float64() < a.pQuote {
+				s.after(a.uniform(50*time.Millisecond, 3*time.Second), func() { a.quote(p.RfqID) })
+			}
+		}
+	case machine.RfqIDPayload:
+		delete(a.invites, p.RfqID)
+		delete(a.myQuote, p.RfqID)
+		if m := a.mine[p.RfqID]; m != nil {
+			m.done = true
+			delete(a.mine, p.RfqID)
+		}
+	case machine.SignActionDTO:
+		if e.Type == machine.EvSignRequested && !a.decided[p.ID] {
+			a.signActions([]machine.SignActionDTO{p})
+		}
+	case machine.QuoteAnchoredPayload:
+		if s.liveness || a.myQuote[p.RfqID] != p.QuoteID {
+			return
+		}
+		switch n := a.rng.IntN(20); {
+		case n < 3:
+			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.quote(p.RfqID) })
+		case n < 4:
+			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.deleteQuote(p.RfqID, p.QuoteID) })
+		}
+	case machine.TradeDTO:
+		if e.Type == machine.EvTradeSettled {
+			if at, ok := a.acceptAt[p.TradeID]; ok {
+				s.stats.latency(s.now.Sub(at))
+				delete(a.acceptAt, p.TradeID)
+			}
+		}
+	case machine.TradeFailedPayload:
+		delete(a.acceptAt, p.TradeID)
+		if m := a.mine[p.RfqID]; m != nil {
+			m.accepting = false
+			s.after(a.uniform(300*time.Millisecond, 2*time.Second), func() { a.consider(p.RfqID) })
+		}
+	}
+	if len(a.decided) > 4096 {
+		a.decided = map[string]bool{}
+	}
+}
+
+// ---- Funding ----
+
+func (a *actor) fund() {
+	a.send(machine.FaucetDraw{Req: a.req()}, func(rep machine.Reply) {
+		if rep.Err != nil {
+			return
+		}
+		a.s.after(a.uniform(time.Second, 4*time.Second), a.acceptDeposits)
+	})
+}
+
+func (a *actor) acceptDeposits() {
+	a.read(a.keyHash, machine.QIncoming{}, func(rep machine.Reply) {
+		if rep.Err != nil {
+			return
+		}
+		for _, t := range rep.Body.(machine.IncomingDTO).Transfers {
+			a.send(machine.AcceptIncoming{Req: a.req(), CID: t.CID}, func(rep machine.Reply) {
+				if rep.Err == nil {
+					a.signActions(rep.Body.(machine.ActionsDTO).Actions)
+				}
+			})
+		}
+	})
+}
+
+func (a *actor) req() machine.Req { return machine.Req{KeyHash: a.keyHash} }
+
+// ---- Signing ----
+
+// signActions handles actions per the actor's habits: promptly, late, partly or never.
+func (a *actor) signActions(xs []machine.SignActionDTO) {
+	var fresh []machine.SignActionDTO
+	for _, x := range xs {
+		if !a.decided[x.ID] {
+			a.decided[x.ID] = true
+			fresh = append(fresh, x)
+		}
+	}
+	if len(fresh) == 0 || a.role == roleHouse {
+		return
+	}
+	s := a.s
+	u := a.rng.Float64()
+	switch {
+	case u < a.pPrompt:
+		s.after(a.uniform(20*time.Millisecond, 800*time.Millisecond), func() { a.execute(fresh) })
+	case u < a.pPrompt+a.pLate:
+		s.after(a.uniform(5*time.Second, 90*time.Second), func() { a.execute(fresh) })
+	case u < a.pPrompt+a.pLate+a.pPartial && len(fresh) > 1:
+		s.cov.hit(covPartialSign)
+		part := fresh[:1+a.rng.IntN(len(fresh)-1)]
+		s.after(a.uniform(20*time.Millisecond, 800*time.Millisecond), func() { a.execute(part) })
+	default:
+		s.stats.Unsigned++
+	}
+}
+
+// execute signs and executes actions, in one batch or one call each.
+func (a *actor) execute(xs []machine.SignActionDTO) {
+	entries := make([]machine.SignedAction, len(xs))
+	for i, x := range xs {
+		entries[i] = machine.SignedAction{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}
+	}
+	if len(entries) > 1 || a.rng.IntN(2) == 0 {
+		a.send(machine.ExecuteActions{Req: a.req(), Entries: entries, Batch: true}, func(machine.Reply) {})
+		return
+	}
+	a.send(machine.ExecuteActions{Req: a.req(), Entries: entries}, func(machine.Reply) {})
+}
+
+// pollPending is the recovery path: GET /tx/pending, then handle what was not handled.
+func (a *actor) pollPending() {
+	if a.role == roleHouse {
+		return
+	}
+	a.read(a.keyHash, machine.QTxPending{}, func(rep machine.Reply) {
+		if rep.Err == nil {
+			a.signActions(rep.Body.(machine.ActionsDTO).Actions)
+		}
+	})
+}
+
+// ---- Maker ----
+
+// refPrice is the reference price of a pair.
+func refPrice(base, quote string) money.Decimal {
+	usd := map[string]money.Decimal{}
+	for _, in := range catalog() {
+		usd[in.Symbol] = in.USDPrice
+	}
+	p, err := usd[base].QuoHalfEven(usd[quote])
+	if err != nil {
+		return money.FromInt(1)
+	}
+	return p
+}
+
+// price draws the maker's price around the reference: its spread and some noise.
+func (a *actor) price(r machine.RfqDTO) money.Decimal {
+	bps := a.spreadBps + a.rng.IntN(40) - 20
+	if r.Direction == machine.Buy { // the maker sells: above the reference
+		bps = -bps
+	}
+	p, err := refPrice(r.Base, r.Quote).MulHalfEven(money.FromInt(int64(10000 - bps))).QuoHalfEven(money.FromInt(10000))
+	if err != nil || p.Sign() <= 0 {
+		return refPrice(r.Base, r.Quote)
+	}
+	return p
+}
+
+func (a *actor) quote(rfqID string) {
+	s := a.s
+	r, ok := a.invites[rfqID]
+	if !ok || s.liveness || a.reg != regDone {
+		return
+	}
+	c := machine.SubmitQuote{Req: a.req(), RFQID: rfqID, Price: a.price(r)}
+	deadline := time.Time(r.Deadline)
+	switch a.rng.IntN(6) {
+	case 0, 1:
+	case 2:
+		t := deadline // validUntil == deadline is allowed
+		c.ValidUntil = &t
+	case 3:
+		t := deadline.Add(time.Second) // past the deadline: 409
+		c.ValidUntil = &t
+	default:
+		t := s.now.Add(a.uniform(2*time.Second, 60*time.Second)).Truncate(time.Millisecond)
+		c.ValidUntil = &t
+	}
+	a.send(c, func(rep machine.Reply) {
+		if rep.Err != nil {
+			return
+		}
+		q := rep.Body.(machine.QuoteWithActionsDTO)
+		a.myQuote[rfqID] = q.QuoteID
+		a.ack("quote", q.QuoteID)
+		a.signActions(q.Actions)
+	})
+}
+
+func (a *actor) deleteQuote(rfqID, quoteID string) {
+	if a.s.liveness || a.myQuote[rfqID] != quoteID {
+		return
+	}
+	a.send(machine.DeleteQuote{Req: a.req(), QuoteID: quoteID}, func(rep machine.Reply) {
+		if rep.Err == nil {
+			a.s.cov.hit(covQuoteDeleted)
+		}
+	})
+}
+
+// pollIncomingRFQs is the REST alternative to the stream: quote what has no live quote.
+func (a *actor) pollIncomingRFQs() {
+	a.read(a.keyHash, machine.QRfqIncoming{}, func(rep machine.Reply) {
+		if rep.Err != nil || a.s.liveness {
+			return
+		}
+		for _, r := range rep.Body.([]machine.IncomingRfqDTO) {
+			if r.Open && (r.MyQuote == nil || r.MyQuote.Status != "pending") && a.rng.IntN(4) == 0 {
+				a.invites[r.RfqID] = r.RfqDTO
+				a.quote(r.RfqID)
+			}
+		}
+	})
+}
+
+// ---- Taker ----
+
+// scheduleRFQ is the RFQ arrival process: Poisson at the knobs' rate over all takers.
+func (s *Sim) scheduleRFQ() {
+	gap := time.Duration(s.rng.ExpFloat64() / s.k.RFQRate * float64(time.Second))
+	s.after(gap+time.Microsecond, func() {
+		if s.liveness {
+			return
+		}
+		var takers []*actor
+		for _, a := range s.actors {
+			if a.role != roleMaker && a.reg == regDone {
+				takers = append(takers, a)
+			}
+		}
+		if len(takers) > 0 {
+			takers[s.rng.IntN(len(takers))].createRFQ()
+		}
+		s.scheduleRFQ()
+	})
+}
+
+func (a *actor) createRFQ() {
+	s := a.s
+	a.read(a.keyHash, machine.QDesk{}, func(rep machine.Reply) {
+		if rep.Err != nil || s.liveness {
+			return
+		}
+		var online []string
+		for _, h := range rep.Body.(machine.DeskDTO).Makers {
+			if s.makerHints[h] {
+				online = append(online, h)
+			}
+		}
+		if len(online) == 0 {
+			return
+		}
+		a.rng.Shuffle(len(online), func(i, j int) { online[i], online[j] = online[j], online[i] })
+		invited := online[:1+a.rng.IntN(min(5, len(online)))]
+		c := machine.CreateRFQ{Req: a.req(), Direction: machine.Sell, TTLSeconds: int64(10 + a.rng.IntN(110)), InvitedMakers: invited}
+		if a.rng.IntN(2) == 0 {
+			c.Direction = machine.Buy
+		}
+		switch n := a.rng.IntN(10); {
+		case n < 7:
+			c.Base, c.Quote, c.Qty = "cbtc", "usdcx", money.MustParse(fmt.Sprintf("0.000%d", 2+a.rng.IntN(8)))
+		case n < 9:
+			c.Base, c.Quote, c.Qty = "cc", "usdcx", money.FromInt(int64(100+a.rng.IntN(2900)))
+		default:
+			c.Base, c.Quote, c.Qty = "cbtc", "CC", money.MustParse(fmt.Sprintf("0.000%d", 2+a.rng.IntN(8)))
+		}
+		a.send(c, func(rep machine.Reply) {
+			if rep.Err != nil {
+				s.stats.RFQsRefused++
+				return
+			}
+			dto := rep.Body.(machine.RfqDTO)
+			s.stats.RFQs++
+			a.ack("rfq", dto.RfqID)
+			a.mine[dto.RfqID] = &takerRFQ{dto: dto}
+			s.after(a.uniform(1500*time.Millisecond, 8*time.Second), func() { a.consider(dto.RfqID) })
+			if a.rng.IntN(20) == 0 {
+				s.after(a.uniform(time.Second, time.Duration(c.TTLSeconds)*time.Second), func() { a.cancelRFQ(dto.RfqID) })
+			}
+		})
+	})
+}
+
+// consider reads the taker's RFQs and accepts the best live quote, or looks again later.
+func (a *actor) consider(rfqID string) {
+	s := a.s
+	m := a.mine[rfqID]
+	if m == nil || m.done || m.accepting || s.liveness {
+		return
+	}
+	deadline := time.Time(m.dto.Deadline)
+	if !s.now.Before(deadline) {
+		delete(a.mine, rfqID)
+		return
+	}
+	a.read(a.keyHash, machine.QRfqMine{}, func(rep machine.Reply) {
+		if rep.Err != nil || m.done || m.accepting || s.liveness {
+			return
+		}
+		var best *machine.QuoteDTO
+		for _, r := range rep.Body.([]machine.RfqDTO) {
+			if r.RfqID != rfqID || !r.Open || r.Quotes == nil {
+				continue
+			}
+			for i, q := range *r.Quotes {
+				if q.Status != "pending" || q.Settling || !time.Time(q.ValidUntil).After(s.now.Add(100*time.Millisecond)) {
+					continue
+				}
+				if best == nil || (r.Direction == machine.Sell) == (q.Price.Cmp(best.Price) > 0) {
+					best = &(*r.Quotes)[i]
+				}
+			}
+		}
+		if best == nil {
+			if s.now.Add(time.Second).Before(deadline) {
+				s.after(a.uniform(time.Second, 4*time.Second), func() { a.consider(rfqID) })
+			}
+			return
+		}
+		a.accept(m, best.QuoteID)
+	})
+}
+
+func (a *actor) accept(m *takerRFQ, quoteID string) {
+	s := a.s
+	m.accepting = true
+	s.stats.Accepts++
+	a.send(machine.AcceptQuote{Req: a.req(), QuoteID: quoteID}, func(rep machine.Reply) {
+		if rep.Err != nil {
+			m.accepting = false
+			if rep.Err.Code == machine.CodeInsufficientFunds {
+				s.cov.hit(covInsufficientFunds)
+			}
+			s.after(a.uniform(500*time.Millisecond, 3*time.Second), func() { a.consider(m.dto.RfqID) })
+			return
+		}
+		t := rep.Body.(machine.TradeWithActionsDTO)
+		a.acceptAt[t.TradeID] = s.now
+		a.ack("trade", t.TradeID)
+		a.signActions(t.Actions)
+		if a.rng.IntN(10) == 0 {
+			s.after(a.uniform(time.Millisecond, time.Second), func() { a.withdraw(t.Base) })
+		}
+	})
+}
+
+func (a *actor) cancelRFQ(rfqID string) {
+	m := a.mine[rfqID]
+	if m == nil || m.done || a.s.liveness {
+		return
+	}
+	a.send(machine.CancelRFQ{Req: a.req(), RFQID: rfqID}, func(rep machine.Reply) {
+		if rep.Err == nil {
+			a.s.cov.hit(covRFQCancelled)
+		}
+	})
+}
+
+// withdraw tries a withdrawal while a trade settles: blocked (409 RETRY_LATER) in the
+// trade's instruments.
+func (a *actor) withdraw(symbol string) {
+	s := a.s
+	var to string
+	for _, b := range s.actors {
+		if b != a && b.reg == regDone {
+			to = b.party
+			break
+		}
+	}
+	if to == "" {
+		return
+	}
+	amount := money.MustParse("0.0001")
+	if symbol != "cbtc" {
+		amount = money.FromInt(1)
+	}
+	a.send(machine.Withdraw{Req: a.req(), Symbol: symbol, Amount: amount, Receiver: to}, func(rep machine.Reply) {
+		switch {
+		case rep.Err != nil && rep.Err.Code == machine.CodeRetryLater:
+			s.cov.hit(covWithdrawBlocked)
+		case rep.Err == nil:
+			if a.rng.IntN(2) == 0 {
+				a.signActions(rep.Body.(machine.ActionsDTO).Actions)
+			}
+		}
+	})
+}

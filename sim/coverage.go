@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Coverage situations: how often a run reached each interesting interleaving.
+const (
+	covQuoteExpiredWhileLanding   = "quote expired while its allocations were landing"
+	covAllocLandedAfterQuoteEnded = "an allocation landed after its quote ended"
+	covAcceptRacesReplacement     = "an accept raced the maker's replacement"
+	covReplacementWaitsCancel     = "a replacement whose cancels had to land first"
+	covActionExpiredWhileSettling = "a trade action expired while its trade was settling"
+	covCrashBeforeAck             = "crash between a ledger commit and its acknowledgement"
+	covCrashWithHeldOutputs       = "crash with outputs held for durability"
+	covLostAnswer                 = "a ledger answer lost (the effect happened)"
+	covLostAnswerReissued         = "a lost answer re-issued after boot"
+	covReissueDeduplicated        = "a re-issued call the ledger had already done"
+	covStaleCallExecuted          = "a call of a crashed process executed anyway"
+	covRecoverFromSnapshot        = "recovery from a snapshot"
+	covCheckpointVerified         = "a checkpoint verified during recovery"
+	covLivenessRestart            = "a restart to re-issue lost answers before the liveness phase"
+	covUnknownOutcome             = "an unknown outcome answered for a call that took effect"
+	covInjectedRejection          = "an injected ledger rejection"
+	covUnavailableWindow          = "a call during a ledger unavailability window"
+	covLatencyTail                = "a ledger latency tail"
+	covStreamDrop                 = "a stream dropped by the network"
+	covRotatedSocketClosed        = "a socket closed with 4401 after a key rotation"
+	covKeyRotated                 = "a key rotation"
+	covRegistrationExpired        = "a registration completed too late (410)"
+	covPartialSign                = "a party signed only part of its actions"
+	covQuoteDeleted               = "a quote deleted"
+	covRFQCancelled               = "an RFQ cancelled by its taker"
+	covWithdrawBlocked            = "a withdrawal blocked by a settling trade"
+	covInsufficientFunds          = "an accept refused for insufficient funds"
+	covTradeSettled               = "a trade settled"
+	covTradeFailed                = "a trade failed"
+)
+
+// allCoverage lists every situation in report order.
+var allCoverage = []string{
+	covQuoteExpiredWhileLanding, covAllocLandedAfterQuoteEnded, covAcceptRacesReplacement,
+	covReplacementWaitsCancel, covActionExpiredWhileSettling, covCrashBeforeAck, covCrashWithHeldOutputs,
+	covLostAnswer, covLostAnswerReissued, covReissueDeduplicated, covStaleCallExecuted, covRecoverFromSnapshot,
+	covCheckpointVerified, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
+	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
+	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covTradeSettled, covTradeFailed,
+}
+
+// coverage counts situations by name.
+type coverage map[string]int
+
+func newCoverage() coverage { return coverage{} }
+
+func (c coverage) hit(name string) { c[name]++ }
+
+// missing lists the goals a long run with these knobs must reach but did not. Goals that
+// depend on a fault the seed's mix switched off are not required.
+func (c coverage) missing(k Knobs, m Mix) []string {
+	goals := []string{covAcceptRacesReplacement, covReplacementWaitsCancel, covQuoteExpiredWhileLanding,
+		covActionExpiredWhileSettling, covTradeSettled, covTradeFailed, covKeyRotated, covRotatedSocketClosed,
+		covQuoteDeleted, covRFQCancelled, covWithdrawBlocked}
+	if k.CrashRate > 0 {
+		goals = append(goals, covCrashBeforeAck, covCrashWithHeldOutputs, covReissueDeduplicated, covCheckpointVerified)
+	}
+	if m.LostAnswer > 0 {
+		goals = append(goals, covLostAnswer, covLostAnswerReissued)
+	}
+	if m.Contention+m.Unavailable+m.Rejected+m.Internal > 0 {
+		goals = append(goals, covInjectedRejection)
+	}
+	var out []string
+	for _, g := range goals {
+		if c[g] == 0 {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// write prints the counters in report order.
+func (c coverage) write(w io.Writer) {
+	for _, name := range allCoverage {
+		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
+	}
+}

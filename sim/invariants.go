@@ -1,0 +1,528 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// Class is a failure class; each has its own exit status in cmd/sim.
+type Class int
+
+// Failure classes.
+const (
+	Safety        Class = 2 // an invariant broke
+	Liveness      Class = 3 // something did not finish by its deadline
+	CrashRecovery Class = 4 // recovery failed or lost an acknowledged write
+	Coverage      Class = 5 // a long run never reached a situation it must reach
+)
+
+// String names the class.
+func (c Class) String() string {
+	switch c {
+	case Safety:
+		return "safety"
+	case Liveness:
+		return "liveness"
+	case CrashRecovery:
+		return "crash-recovery"
+	case Coverage:
+		return "coverage"
+	}
+	return fmt.Sprintf("class-%d", int(c))
+}
+
+// Failure is the first violation a run met.
+type Failure struct {
+	Class   Class     `json:"class"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`   // virtual time
+	Step    uint64    `json:"step"` // events processed before it
+}
+
+// Error renders the failure.
+func (f *Failure) Error() string {
+	return fmt.Sprintf("%s violation at step %d (%s): %s", f.Class, f.Step, f.At.Format(time.RFC3339Nano), f.Message)
+}
+
+// failf records the first failure; the run stops after the current step.
+func (s *Sim) failf(c Class, format string, args ...any) {
+	if s.failure != nil {
+		return
+	}
+	s.failure = &Failure{Class: c, Message: fmt.Sprintf(format, args...), At: s.now, Step: s.steps}
+}
+
+// validStatus are the statuses the machine may answer with.
+var validStatus = map[int]bool{200: true, 202: true, 204: true, 400: true, 401: true, 403: true, 404: true,
+	409: true, 410: true, 501: true, 502: true, 503: true}
+
+// checkReply: a reply has a known status, and a refusal says why.
+func (s *Sim) checkReply(r machine.Reply) {
+	s.stats.Checks++
+	if !validStatus[r.Status] || (r.Err != nil) != (r.Status >= 400) || (r.Err != nil && (r.Err.Status != r.Status || r.Err.Message == "")) {
+		s.failf(Safety, "reply %d has status %d and error %+v", r.Seq, r.Status, r.Err)
+	}
+}
+
+// observation is what observeBefore saw of the desk before an input.
+type observation struct {
+	contKind   machine.ContKind
+	contEntity string
+}
+
+// observeBefore looks at the desk just before an input, for coverage.
+func (s *Sim) observeBefore(env machine.Envelope) observation {
+	d := s.desk
+	var o observation
+	switch in := env.Input.(type) {
+	case machine.LedgerResult:
+		if c := d.Pending[in.CommandID]; c != nil {
+			o.contKind, o.contEntity = c.Kind, c.Entity
+			if c.Kind == "execute" && in.Failure == nil {
+				x := d.Actions[c.Entity]
+				if x != nil && x.Flow == machine.FlowQuote {
+					if q := d.Quotes[x.FlowID]; q != nil && q.State != machine.QuoteFunding {
+						s.cov.hit(covAllocLandedAfterQuoteEnded)
+					}
+				}
+			}
+		}
+	case machine.Tick:
+		for _, x := range d.Actions {
+			if x.State == machine.ActionExecuting && x.Flow == machine.FlowQuote {
+				if q := d.Quotes[x.FlowID]; q != nil && q.State == machine.QuoteFunding && !q.ValidUntil.After(env.At) {
+					s.cov.hit(covQuoteExpiredWhileLanding)
+				}
+			}
+			if x.Flow == machine.FlowTrade && !x.ExpiresAt.After(env.At) {
+				if t := d.Trades[x.FlowID]; t != nil && t.State == machine.TradeAllocating && t.WindowEnds.After(env.At) {
+					s.cov.hit(covActionExpiredWhileSettling)
+				}
+			}
+		}
+	case machine.AcceptQuote:
+		if q := d.Quotes[in.QuoteID]; q != nil {
+			if r := d.RFQs[q.RFQ]; r != nil && len(r.Quotes) > 0 {
+				for _, id := range r.Quotes {
+					if n := d.Quotes[id]; n != nil && id != q.ID && n.Maker == q.Maker && n.CreatedAt.After(q.CreatedAt.Add(-time.Nanosecond)) && n.State == machine.QuoteFunding {
+						s.cov.hit(covAcceptRacesReplacement)
+						break
+					}
+				}
+			}
+			if q.State == machine.QuoteRevoked {
+				s.cov.hit(covAcceptRacesReplacement)
+			}
+		}
+	}
+	return o
+}
+
+// observeAfter checks an input's outputs: events addressed only to parties they concern,
+// settled trades with their ledger update, failed trades with nothing moved; and counts.
+func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observation) {
+	d := s.desk
+	switch in := env.Input.(type) {
+	case machine.SubmitQuote:
+		if r := d.RFQs[in.RFQID]; r != nil && len(r.Quotes) > 0 {
+			if q := d.Quotes[r.Quotes[len(r.Quotes)-1]]; q != nil && q.PendingCancels > 0 && q.CreatedAt.Equal(env.At) {
+				s.cov.hit(covReplacementWaitsCancel)
+			}
+		}
+	case machine.Boot:
+		for _, c := range out.Calls {
+			if s.lost[c.CommandID] {
+				s.cov.hit(covLostAnswerReissued)
+				delete(s.lost, c.CommandID)
+			}
+			if _, done := s.ledger.L.CommandResult(c.CommandID); done {
+				s.cov.hit(covReissueDeduplicated)
+			}
+		}
+	}
+	for _, e := range out.Events {
+		s.checkEvent(e)
+	}
+}
+
+// checkEvent: the event concerns its party, and trade outcomes match the ledger.
+func (s *Sim) checkEvent(e machine.Event) {
+	d := s.desk
+	s.stats.Checks++
+	party := d.Parties[e.Party]
+	if party == nil {
+		s.failf(Safety, "%s event addressed to unknown party %s", e.Type, e.Party)
+		return
+	}
+	hint := party.Hint
+	quoteConcerns := func(qid string) bool {
+		q := d.Quotes[qid]
+		if q == nil {
+			return true // forgotten already; nothing to compare
+		}
+		r := d.RFQs[q.RFQ]
+		return q.Maker == e.Party || (r != nil && r.Taker == e.Party && q.Anchored)
+	}
+	rfqConcerns := func(id string) bool {
+		r := d.RFQs[id]
+		return r == nil || r.Taker == e.Party || slices.Contains(r.Invited, e.Party)
+	}
+	ok := true
+	switch p := e.Payload.(type) {
+	case machine.RfqDTO:
+		ok = slices.Contains(p.InvitedMakers, hint) || p.Taker == hint
+	case machine.RfqIDPayload:
+		ok = rfqConcerns(p.RfqID)
+		if e.Type == machine.EvRfqExpired {
+			if r := d.RFQs[p.RfqID]; r != nil && r.Taker == e.Party {
+				s.stats.RFQsExpired++
+			}
+		}
+	case machine.QuoteDTO:
+		ok = p.Maker == hint || quoteConcerns(p.QuoteID)
+		if e.Type == machine.EvQuoteCreated && p.Maker == hint && e.Socket == 0 {
+			s.stats.Quotes++
+		}
+	case machine.QuoteStatusPayload:
+		ok = quoteConcerns(p.QuoteID)
+		if q := d.Quotes[p.QuoteID]; q != nil && q.Maker == e.Party && p.Status == "expired" {
+			s.stats.QuotesExpired++
+		}
+	case machine.QuoteAnchoredPayload:
+		ok = quoteConcerns(p.QuoteID)
+		s.stats.QuotesAnchored++
+	case machine.TradeDTO:
+		ok = p.Taker == hint || p.Maker == hint
+		if e.Type == machine.EvTradeSettled && p.Taker == hint {
+			s.tradeSettled(p)
+		}
+	case machine.TradeStepPayload:
+		t := d.Trades[p.TradeID]
+		ok = t == nil || t.Taker == e.Party || t.Maker == e.Party
+	case machine.TradeFailedPayload:
+		t := d.Trades[p.TradeID]
+		ok = t == nil || t.Taker == e.Party || t.Maker == e.Party
+		if t != nil && t.Taker == e.Party {
+			s.tradeFailed(p)
+		}
+	case machine.SignActionDTO:
+		x := d.Actions[p.ID]
+		ok = x == nil || x.Party == e.Party
+	case machine.RfqHistoryDTO:
+		ok = rfqConcerns(p.RfqID)
+	}
+	if !ok {
+		s.failf(Safety, "%s event sent to %s, whom it does not concern: %+v", e.Type, hint, e.Payload)
+	}
+}
+
+// tradeSettled: the desk calls the trade settled; the ledger must hold its settle update
+// with every leg.
+func (s *Sim) tradeSettled(p machine.TradeDTO) {
+	s.stats.TradesSettled++
+	s.cov.hit(covTradeSettled)
+	u, ok := s.ledger.L.CommandResult(p.TradeID + ":settle")
+	t := s.desk.Trades[p.TradeID]
+	switch {
+	case !ok:
+		s.failf(Safety, "trade %s settled at the desk but the ledger has no settle update", p.TradeID)
+	case u.UpdateID != p.Ledger.UpdateID:
+		s.failf(Safety, "trade %s settled with update %s but the ledger's settle is %s", p.TradeID, p.Ledger.UpdateID, u.UpdateID)
+	case t != nil && len(u.Receipts) != len(s.legs(t)):
+		s.failf(Safety, "trade %s settle moved %d legs, the trade has %d", p.TradeID, len(u.Receipts), len(s.legs(t)))
+	case !slices.Equal(u.Receipts, p.Ledger.ReceiptCids):
+		s.failf(Safety, "trade %s receipts %v differ from the ledger's %v", p.TradeID, p.Ledger.ReceiptCids, u.Receipts)
+	}
+}
+
+// legs counts a trade's movements as the desk builds its settle: base, quote and the fee.
+func (s *Sim) legs(t *machine.Trade) []struct{} {
+	n := 2
+	if t.Amounts.Fee.Sign() > 0 {
+		n = 3
+	}
+	return make([]struct{}, n)
+}
+
+// tradeFailed: nothing moved.
+func (s *Sim) tradeFailed(p machine.TradeFailedPayload) {
+	s.stats.TradesFailed[p.Reason]++
+	s.cov.hit(covTradeFailed)
+	if _, ok := s.ledger.L.CommandResult(p.TradeID + ":settle"); ok {
+		s.failf(Safety, "trade %s failed at the desk (%s) but the ledger settled it", p.TradeID, p.Reason)
+	}
+}
+
+// checkRead: a read for party A shows only A's things.
+func (s *Sim) checkRead(a *actor, party string, rep machine.Reply) {
+	if rep.Err != nil || party == "" {
+		return
+	}
+	s.stats.Checks++
+	d := s.desk
+	p := d.Parties[party]
+	if p == nil {
+		return
+	}
+	bad := func(what string, args ...any) {
+		s.failf(Safety, "a read of %s shows "+what, append([]any{p.Hint}, args...)...)
+	}
+	switch body := rep.Body.(type) {
+	case []machine.RfqDTO:
+		for _, r := range body {
+			if r.Taker != p.Hint {
+				bad("RFQ %s of %s", r.RfqID, r.Taker)
+			}
+			if r.Quotes != nil {
+				for _, q := range *r.Quotes {
+					if q.RfqID != r.RfqID {
+						bad("quote %s of RFQ %s under RFQ %s", q.QuoteID, q.RfqID, r.RfqID)
+					}
+					if dq := d.Quotes[q.QuoteID]; dq == nil || !dq.Anchored {
+						bad("quote %s before its allocations landed", q.QuoteID)
+					}
+				}
+			}
+		}
+	case []machine.IncomingRfqDTO:
+		for _, r := range body {
+			if !slices.Contains(r.InvitedMakers, p.Hint) {
+				bad("RFQ %s it is not invited to", r.RfqID)
+			}
+			if r.MyQuote != nil && r.MyQuote.Maker != p.Hint {
+				bad("quote %s of %s as its own", r.MyQuote.QuoteID, r.MyQuote.Maker)
+			}
+		}
+	case machine.ActionsDTO:
+		for _, x := range body.Actions {
+			if dx := d.Actions[x.ID]; dx != nil && dx.Party != party {
+				bad("action %s of %s", x.ID, dx.Party)
+			}
+		}
+	case []machine.TradeDTO:
+		for _, t := range body {
+			if t.Taker != p.Hint && t.Maker != p.Hint {
+				bad("trade %s between %s and %s", t.TradeID, t.Taker, t.Maker)
+			}
+		}
+	case []machine.RfqHistoryDTO:
+		for _, h := range body {
+			if r := d.RFQs[h.RfqID]; r != nil && r.Taker != party {
+				bad("history row of RFQ %s of another taker", h.RfqID)
+			}
+		}
+	}
+}
+
+// checkDesk runs the desk's invariants after a step that changed it.
+func (s *Sim) checkDesk() {
+	d := s.desk
+	s.stats.Checks++
+	// At most one trade settles per RFQ, and it is the one the RFQ names.
+	settling := map[string]string{}
+	// An accept whose answer waits for the taker's prepares leaves the quote live until then.
+	accepting := map[string]bool{}
+	for _, h := range d.Held {
+		if h.Kind == "trade.prepare" {
+			accepting[h.Entity] = true
+		}
+	}
+	for id, t := range d.Trades {
+		if t.State != machine.TradeAllocating && t.State != machine.TradeSettling {
+			continue
+		}
+		if other, dup := settling[t.RFQ]; dup {
+			s.failf(Safety, "trades %s and %s settle on RFQ %s at once", other, id, t.RFQ)
+			return
+		}
+		settling[t.RFQ] = id
+		if r := d.RFQs[t.RFQ]; r == nil || r.SettlingTrade != id || r.State != machine.RFQOpen {
+			s.failf(Safety, "trade %s settles on RFQ %s which does not name it", id, t.RFQ)
+			return
+		}
+		q := d.Quotes[t.Quote]
+		if accepting[id] {
+			// The quote is locked only once the taker's prepares are back; a replacement or
+			// expiry in between makes the accept fail then.
+			if q == nil || q.State != machine.QuoteLive {
+				s.cov.hit(covAcceptRacesReplacement)
+			}
+			continue
+		}
+		if q == nil || q.State != machine.QuoteSettling {
+			s.failf(Safety, "trade %s (%s) settles on quote %s which is not settling (%+v)", id, t.State, t.Quote, d.Quotes[t.Quote])
+			return
+		}
+	}
+	// A quote the taker sees has landed: every live one's allocations exist on the ledger.
+	for _, a := range s.actors {
+		if a.role == roleMaker || a.reg != regDone {
+			continue
+		}
+		rep := machine.Read(d, s.now, a.keyHash, machine.QRfqMine{})
+		if rep.Err != nil {
+			continue
+		}
+		s.checkRead(a, a.party, rep)
+		for _, r := range rep.Body.([]machine.RfqDTO) {
+			for _, q := range *r.Quotes {
+				if q.Status != "pending" || q.Settling {
+					continue
+				}
+				for _, cid := range q.AnchorCids {
+					if _, err := s.ledger.L.Allocation(cid); err != nil {
+						s.failf(Safety, "quote %s is visible to its taker but allocation %s is not on the ledger: %v", q.QuoteID, cid, err)
+						return
+					}
+				}
+			}
+		}
+	}
+	// Every deadline fires on time (a desk never sweeps; a Tick must come).
+	if s.steps%128 == 0 {
+		s.checkOverdue()
+	}
+}
+
+// overdueSlack is how late an entity may finish after its deadline.
+const overdueSlack = 5 * time.Second
+
+// checkOverdue fails the run when something outlived its deadline.
+func (s *Sim) checkOverdue() {
+	d := s.desk
+	late := s.now.Add(-overdueSlack)
+	for id, r := range d.RFQs {
+		if r.State == machine.RFQOpen && r.SettlingTrade == "" && r.Deadline.Before(late) {
+			s.failf(Liveness, "RFQ %s still open %s after its deadline", id, s.now.Sub(r.Deadline))
+			return
+		}
+	}
+	for id, q := range d.Quotes {
+		if (q.State == machine.QuoteFunding || q.State == machine.QuoteLive) && q.ValidUntil.Before(late) {
+			s.failf(Liveness, "quote %s still %s %s after its validUntil", id, q.State, s.now.Sub(q.ValidUntil))
+			return
+		}
+	}
+	for id, t := range d.Trades {
+		if t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
+			s.failf(Liveness, "trade %s still allocating %s after its window", id, s.now.Sub(t.WindowEnds))
+			return
+		}
+	}
+	for id, x := range d.Actions {
+		if x.State == machine.ActionPending && x.ExpiresAt.Before(late) {
+			s.failf(Liveness, "action %s still pending %s after it expired", id, s.now.Sub(x.ExpiresAt))
+			return
+		}
+	}
+	for id, r := range d.Registrations {
+		if (r.State == machine.RegAwaiting) && r.ExpiresAt.Before(late) {
+			s.failf(Liveness, "registration %s still awaiting signatures %s after it expired", id, s.now.Sub(r.ExpiresAt))
+			return
+		}
+	}
+}
+
+// checkAcknowledged: after a crash, every reply an actor received is reflected in the
+// recovered desk — its input is in the durable journal, keys work, acknowledged RFQs,
+// quotes, trades and registrations exist (unless the desk had forgotten them anyway).
+func (s *Sim) checkAcknowledged(pre *machine.Desk) {
+	s.stats.Checks++
+	if last := s.deskLog.LastSeq(); s.maxAcked > last {
+		s.failf(CrashRecovery, "a reply to input %d was received, but the recovered journal ends at %d", s.maxAcked, last)
+		return
+	}
+	d := s.desk
+	works := func(keyHash, party string) bool {
+		id, ok := d.Caller(keyHash)
+		return ok && id == party
+	}
+	exists := func(d *machine.Desk, w ackedWrite) bool {
+		switch w.kind {
+		case "quote":
+			return d.Quotes[w.id] != nil
+		case "rfq":
+			return d.RFQs[w.id] != nil
+		case "trade":
+			return d.Trades[w.id] != nil
+		case "registration":
+			return d.Registrations[w.id] != nil
+		}
+		return true
+	}
+	for _, a := range s.actors {
+		if a.reg == regDone && a.role != roleHouse {
+			ok := works(a.keyHash, a.party)
+			for _, k := range a.candidates {
+				if !ok && works(hashKey(k), a.party) {
+					a.key, a.keyHash, ok = k, hashKey(k), true
+				}
+			}
+			if !ok {
+				s.failf(CrashRecovery, "the acknowledged API key of %s (%s) does not work after recovery", a.name, a.hint)
+				return
+			}
+			a.candidates = nil
+		}
+		for _, w := range a.acked {
+			if !exists(d, w) && exists(pre, w) {
+				s.failf(CrashRecovery, "acknowledged %s %s of %s is gone after recovery", w.kind, w.id, a.name)
+				return
+			}
+		}
+		a.acked = a.acked[:0]
+	}
+}
+
+// finalChecks is the end of the liveness phase: everything reached a terminal state.
+func (s *Sim) finalChecks() {
+	d := s.desk
+	if err := s.ledger.L.CheckInvariants(); err != nil {
+		s.failf(Safety, "ledger invariant at the end: %v", err)
+		return
+	}
+	for id, r := range d.RFQs {
+		if r.State == machine.RFQOpen {
+			s.failf(Liveness, "RFQ %s still open at the end (deadline %s)", id, r.Deadline.Format(time.RFC3339))
+			return
+		}
+	}
+	for id, t := range d.Trades {
+		switch t.State {
+		case machine.TradeAllocating, machine.TradeSettling:
+			s.failf(Liveness, "trade %s still %s at the end (window %s)", id, t.State, t.WindowEnds.Format(time.RFC3339))
+			return
+		case machine.TradeSettled:
+			if u, ok := s.ledger.L.CommandResult(id + ":settle"); !ok || u.UpdateID != t.UpdateID {
+				s.failf(Safety, "settled trade %s has no matching settle on the ledger", id)
+				return
+			}
+		case machine.TradeFailed:
+			if _, ok := s.ledger.L.CommandResult(id + ":settle"); ok {
+				s.failf(Safety, "failed trade %s was settled on the ledger", id)
+				return
+			}
+		}
+	}
+	for id, q := range d.Quotes {
+		switch q.State {
+		case machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling:
+			s.failf(Liveness, "quote %s still %s at the end", id, q.State)
+			return
+		}
+	}
+	for id, r := range d.Registrations {
+		switch r.State {
+		case machine.RegOnboarding, machine.RegAwaiting, machine.RegCompleting:
+			s.failf(Liveness, "registration %s still %s at the end", id, r.State)
+			return
+		}
+	}
+	if len(d.Actions) != 0 || len(d.Held) != 0 || len(d.Pending) != 0 || len(d.Deposits) != 0 || len(d.Withdrawals) != 0 {
+		s.failf(Liveness, "left in flight at the end: %d actions, %d held replies, %d ledger calls, %d deposits, %d withdrawals",
+			len(d.Actions), len(d.Held), len(d.Pending), len(d.Deposits), len(d.Withdrawals))
+	}
+}

@@ -1,0 +1,150 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Knobs are what a run is told: the seed, its size and the fault profile. Everything else
+// (the fault mix, every actor's habits, every latency) is drawn from the seed.
+type Knobs struct {
+	Seed     uint64        `json:"seed"`
+	Duration time.Duration `json:"duration"` // simulated time of the busy phase
+	Makers   int           `json:"makers"`
+	Takers   int           `json:"takers"` // registered takers; the house taker comes on top
+	RFQRate  float64       `json:"rfqRate"` // RFQs per simulated second, over all takers
+	Faults   string        `json:"faults"`  // none, mild or harsh
+	// CrashRate is the probability that the desk process crashes after any one step.
+	CrashRate float64 `json:"crashRate"`
+	// CheckpointEvery and SnapshotEvery count desk inputs between checkpoints and snapshots.
+	CheckpointEvery int `json:"checkpointEvery"`
+	SnapshotEvery   int `json:"snapshotEvery"`
+	// RequireCoverage fails the run (exit 5) when a coverage goal was never reached; meant
+	// for long runs.
+	RequireCoverage bool `json:"requireCoverage"`
+}
+
+// DefaultKnobs are the flag defaults of cmd/sim.
+func DefaultKnobs() Knobs {
+	return Knobs{Seed: 1, Duration: 10 * time.Minute, Makers: 6, Takers: 3, RFQRate: 0.5, Faults: "mild",
+		CrashRate: 0.0005, CheckpointEvery: 500, SnapshotEvery: 2000}
+}
+
+// Validate refuses knobs a run cannot use.
+func (k Knobs) Validate() error {
+	switch {
+	case k.Duration <= 0:
+		return fmt.Errorf("duration must be positive")
+	case k.Makers < 1 || k.Makers > 500:
+		return fmt.Errorf("makers must be between 1 and 500")
+	case k.Takers < 0 || k.Takers > 500:
+		return fmt.Errorf("takers must be between 0 and 500")
+	case k.RFQRate <= 0 || k.RFQRate > 100:
+		return fmt.Errorf("rfq-rate must be in (0, 100]")
+	case k.CrashRate < 0 || k.CrashRate > 0.5:
+		return fmt.Errorf("crash-rate must be in [0, 0.5]")
+	case k.CheckpointEvery < 1 || k.SnapshotEvery < 1:
+		return fmt.Errorf("checkpoint and snapshot intervals must be positive")
+	}
+	if _, ok := profiles[k.Faults]; !ok {
+		return fmt.Errorf("faults must be none, mild or harsh, not %q", k.Faults)
+	}
+	return nil
+}
+
+// Command is the cmd/sim invocation that reproduces a run with these knobs.
+func (k Knobs) Command() string {
+	s := fmt.Sprintf("go run ./cmd/sim -seed %d -duration %s -makers %d -takers %d -rfq-rate %g -faults %s -crash-rate %g",
+		k.Seed, k.Duration, k.Makers, k.Takers, k.RFQRate, k.Faults, k.CrashRate)
+	if k.CheckpointEvery != DefaultKnobs().CheckpointEvery {
+		s += fmt.Sprintf(" -checkpoint-every %d", k.CheckpointEvery)
+	}
+	if k.SnapshotEvery != DefaultKnobs().SnapshotEvery {
+		s += fmt.Sprintf(" -snapshot-every %d", k.SnapshotEvery)
+	}
+	if k.RequireCoverage {
+		s += " -require-coverage"
+	}
+	return s
+}
+
+// Mix is the fault mix one seed drew within its profile (swarm testing: every seed gets its
+// own, so no single mix of faults hides a bug).
+type Mix struct {
+	Contention  float64 `json:"contention"`  // ledger calls rejected with contention
+	Unavailable float64 `json:"unavailable"` // rejected as unavailable
+	Rejected    float64 `json:"rejected"`    // rejected outright
+	Internal    float64 `json:"internal"`    // internal errors
+	// UnknownOutcome: the call takes effect but answers unknown-outcome (the desk knows it
+	// must ask again).
+	UnknownOutcome float64 `json:"unknownOutcome"`
+	// LostAnswer: the call takes effect and the desk never hears of it; only a restart
+	// re-issues it. Zero unless crashes run.
+	LostAnswer float64 `json:"lostAnswer"`
+	// Ledger latency: a call executes after a base latency and, with TailProb, a tail up
+	// to TailMax; its answer takes as long again.
+	LatencyBase time.Duration `json:"latencyBase"`
+	TailProb    float64       `json:"tailProb"`
+	TailMax     time.Duration `json:"tailMax"`
+	// Windows are ledger unavailability windows per simulated hour, each up to WindowMax.
+	Windows   float64       `json:"windows"`
+	WindowMax time.Duration `json:"windowMax"`
+	// Disconnect is the probability that a stream drops at an actor's wake-up.
+	Disconnect float64 `json:"disconnect"`
+	// SyncEvery is the group-commit interval of both journals.
+	SyncEvery time.Duration `json:"syncEvery"`
+}
+
+// profile bounds what a seed may draw.
+type profile struct{ max Mix }
+
+var profiles = map[string]profile{
+	"none": {max: Mix{LatencyBase: 5 * time.Millisecond, SyncEvery: 2 * time.Millisecond}},
+	"mild": {max: Mix{Contention: 0.02, Unavailable: 0.02, Rejected: 0.003, Internal: 0.01, UnknownOutcome: 0.01,
+		LostAnswer: 0.005, LatencyBase: 80 * time.Millisecond, TailProb: 0.05, TailMax: 2 * time.Second,
+		Windows: 2, WindowMax: 10 * time.Second, Disconnect: 0.01, SyncEvery: 5 * time.Millisecond}},
+	"harsh": {max: Mix{Contention: 0.10, Unavailable: 0.08, Rejected: 0.02, Internal: 0.05, UnknownOutcome: 0.05,
+		LostAnswer: 0.03, LatencyBase: 300 * time.Millisecond, TailProb: 0.15, TailMax: 10 * time.Second,
+		Windows: 6, WindowMax: time.Minute, Disconnect: 0.05, SyncEvery: 20 * time.Millisecond}},
+}
+
+// drawMix draws a seed's fault mix: each rate uniform up to the profile's maximum, and
+// switched off entirely with probability 1/4.
+func drawMix(k Knobs, rng *rand.Rand) Mix {
+	p := profiles[k.Faults].max
+	rate := func(max float64) float64 {
+		if max == 0 || rng.IntN(4) == 0 {
+			return 0
+		}
+		return rng.Float64() * max
+	}
+	dur := func(max time.Duration, floor time.Duration) time.Duration {
+		if max <= floor {
+			return max
+		}
+		return floor + time.Duration(rng.Int64N(int64(max-floor)))
+	}
+	m := Mix{
+		Contention: rate(p.Contention), Unavailable: rate(p.Unavailable), Rejected: rate(p.Rejected),
+		Internal: rate(p.Internal), UnknownOutcome: rate(p.UnknownOutcome), LostAnswer: rate(p.LostAnswer),
+		LatencyBase: dur(p.LatencyBase, time.Millisecond), TailProb: rate(p.TailProb), TailMax: dur(p.TailMax, 0),
+		Windows: rate(p.Windows), WindowMax: dur(p.WindowMax, 0), Disconnect: rate(p.Disconnect),
+		SyncEvery: dur(p.SyncEvery, time.Millisecond),
+	}
+	if k.CrashRate == 0 {
+		m.LostAnswer = 0 // nothing would ever re-issue the call
+	}
+	return m
+}
+
+// String renders the mix for the header line.
+func (m Mix) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "contention=%.4f unavailable=%.4f rejected=%.4f internal=%.4f unknown-outcome=%.4f lost-answer=%.4f",
+		m.Contention, m.Unavailable, m.Rejected, m.Internal, m.UnknownOutcome, m.LostAnswer)
+	fmt.Fprintf(&b, " latency=%s tail=%.3f/%s windows/h=%.2f/%s disconnect=%.3f sync=%s",
+		m.LatencyBase, m.TailProb, m.TailMax, m.Windows, m.WindowMax, m.Disconnect, m.SyncEvery)
+	return b.String()
+}

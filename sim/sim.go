@@ -1,0 +1,759 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+	"github.com/deskco/rfqdesk/node"
+)
+
+// Start is the virtual time every run begins at.
+var Start = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// LivenessHorizon is how long the liveness phase runs after the busy phase: longer than
+// the longest RFQ (2 minutes here), a quote's lifetime, the trade window (validUntil +
+// action lifetime + grace = 11 minutes), the registration lifetime (10 minutes) and the
+// closed-RFQ retention (10 minutes), with room to spare.
+const LivenessHorizon = 30 * time.Minute
+
+// houseKey is the API key of the desk-signed house taker (configuration, not a secret).
+const houseKey = "house-taker-key"
+
+// Sim is one seeded run: the desk process (journal, durability rule, checkpoints,
+// snapshots, crashes), the embedded ledger with its own journal and faults, and the actors,
+// all driven single-threaded by one event queue on a virtual clock.
+type Sim struct {
+	k   Knobs
+	mix Mix
+
+	rng  *rand.Rand // scheduler tie-breaks
+	frng *rand.Rand // faults: latencies, lost answers, crashes, disconnects
+
+	now   time.Time
+	q     queue
+	seq   uint64
+	clock *ledgersim.ManualClock
+
+	spec    node.LedgerSpec
+	cfg     machine.Config
+	deskLog *journal.MemLog
+	ledLog  *journal.MemLog
+	desk    *machine.Desk
+	ledger  *ledgeradapter.Adapter
+	faults  *faultPlan
+	windows [][2]time.Time
+
+	epoch           uint64
+	held            []heldOutputs
+	deskSyncArmed   bool
+	ledgerSyncArmed bool
+	ledgerDurable   uint64
+	ledgerWaiters   []ledgerWaiter
+	resultsInFlight map[string]bool
+	tickAt          time.Time
+	sinceCheckpoint int
+	sinceSnapshot   int
+
+	waiting    map[uint64]*request // desk seq → the request its reply answers
+	actors     []*actor
+	byParty    map[string]*actor
+	makerHints map[string]bool
+	nextSocket uint64
+	maxAcked   uint64 // highest seq whose reply an actor received
+
+	liveness bool
+	lost     map[string]bool // command ids whose answer the desk never heard
+
+	// ledger bookkeeping for the "never twice" invariants, rebuilt from the journal on a crash
+	effects     map[string]string // command id → update id
+	prepCmd     map[string]string // prepared id → command id
+	settlements map[string]string // settlement id → update id of its settle
+
+	dirtyDesk, dirtyLedger bool
+	steps                  uint64
+	failure                *Failure
+	stats                  Stats
+	cov                    coverage
+	progress               func(Progress)
+}
+
+// heldOutputs are an input's outputs waiting for the input to be durable.
+type heldOutputs struct {
+	seq   uint64
+	out   machine.Outputs
+	reads []func()
+}
+
+// ledgerWaiter is a ledger result waiting for the ledger journal to be durable up to seq.
+type ledgerWaiter struct {
+	seq     uint64
+	deliver func()
+}
+
+// New builds a run at genesis: journals with their genesis records, the ledger, the desk
+// (after its first Boot), and the actors.
+func New(k Knobs) (*Sim, error) {
+	if err := k.Validate(); err != nil {
+		return nil, err
+	}
+	root := rand.New(rand.NewPCG(k.Seed, 0x5eed))
+	sub := func() uint64 { return root.Uint64() }
+	s := &Sim{k: k, now: Start, clock: ledgersim.NewManualClock(Start),
+		rng: rand.New(rand.NewPCG(sub(), sub())), frng: rand.New(rand.NewPCG(sub(), sub())),
+		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
+		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
+		makerHints: map[string]bool{}, lost: map[string]bool{}, effects: map[string]string{},
+		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(),
+		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
+	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
+	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
+	s.windows = drawWindows(k, s.mix, rand.New(rand.NewPCG(sub(), sub())))
+	ledgerSeed, deskSeed := sub(), sub()
+	if err := s.genesis(ledgerSeed, deskSeed); err != nil {
+		return nil, err
+	}
+	for i := 0; i < k.Makers; i++ {
+		s.actors = append(s.actors, newActor(s, len(s.actors), roleMaker, sub()))
+	}
+	for i := 0; i < k.Takers; i++ {
+		s.actors = append(s.actors, newActor(s, len(s.actors), roleTaker, sub()))
+	}
+	s.actors = append(s.actors, newHouse(s, len(s.actors), sub()))
+	return s, nil
+}
+
+// catalog is the instrument catalog of every run.
+func catalog() []machine.Instrument {
+	return []machine.Instrument{
+		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("0.05"), RegistryID: "cbtc-registry"},
+		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("5000"), RegistryID: "usdcx-registry"},
+		{Symbol: "cc", Display: "CC", Decimals: 10, USDPrice: money.MustParse("0.2"), FaucetAmount: money.MustParse("25000"), Native: true, RegistryID: "cc-registry"},
+	}
+}
+
+// hashKey is what the transport stores of an API key.
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// genesis journals both genesis records in the process's format, builds the ledger and the
+// desk, and applies the first Boot.
+func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
+	cat := catalog()
+	s.spec = node.LedgerSpec{Network: machine.Testnet, Seed: ledgerSeed, Catalog: cat,
+		House: []ledgeradapter.House{{Hint: "house-taker", Role: machine.HouseTaker, KeyHash: hashKey(houseKey),
+			Fund: map[string]money.Decimal{"cbtc": money.MustParse("1000"), "usdcx": money.MustParse("100000000"), "cc": money.MustParse("100000000")}}}}
+	rec, err := node.EncodeLedgerGenesis(s.spec)
+	if err != nil {
+		return err
+	}
+	if _, err := s.ledLog.Append(context.Background(), rec); err != nil {
+		return fmt.Errorf("journal the ledger genesis: %w", err)
+	}
+	s.ledgerDurable = s.ledLog.LastSeq()
+	ad, parties, err := s.embedded(s.spec)
+	if err != nil {
+		return err
+	}
+	s.ledger = ad
+	cfg := machine.DefaultConfig()
+	cfg.Seed = deskSeed
+	cfg.Instruments = cat
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}, {MinNotionalUSD: money.MustParse("10000"), FeeBps: 10}}
+	cfg.FaucetCooldown = 10 * time.Minute
+	parties.Apply(&cfg)
+	s.cfg = cfg
+	rec, err = node.EncodeDeskGenesis(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deskLog.Append(context.Background(), rec); err != nil {
+		return fmt.Errorf("journal the desk genesis: %w", err)
+	}
+	if s.desk, err = machine.NewDesk(cfg); err != nil {
+		return err
+	}
+	s.input(machine.Boot{})
+	return nil
+}
+
+// embedded builds a ledger from a genesis spec, recording into the ledger journal.
+func (s *Sim) embedded(spec node.LedgerSpec) (*ledgeradapter.Adapter, ledgeradapter.Parties, error) {
+	return ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
+		Network: spec.Network, Seed: spec.Seed, Clock: s.clock, Catalog: spec.Catalog,
+		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: s.faults, Recorder: s.recordLedger,
+	})
+}
+
+// Knobs returns the run's knobs; Mix the fault mix its seed drew.
+func (s *Sim) Knobs() Knobs { return s.k }
+
+// Mix returns the fault mix the seed drew.
+func (s *Sim) Mix() Mix { return s.mix }
+
+// OnProgress sets a function called about every 2^16 steps with the run's progress.
+func (s *Sim) OnProgress(f func(Progress)) { s.progress = f }
+
+// Run runs the busy phase, then the liveness phase, checking the invariants after every
+// step, and returns the outcome.
+func (s *Sim) Run() *Result {
+	for _, a := range s.actors {
+		a.wakeSoon()
+	}
+	s.scheduleRFQ()
+	end := Start.Add(s.k.Duration)
+	s.at(end, s.beginLiveness)
+	horizon := end.Add(LivenessHorizon)
+	for s.failure == nil {
+		e, ok := s.next()
+		if !ok || e.at.After(horizon) {
+			break
+		}
+		e.fn()
+		s.steps++
+		s.afterStep()
+		if s.progress != nil && s.steps&0xffff == 0 {
+			s.progress(s.snapshotProgress())
+		}
+	}
+	if s.failure == nil {
+		s.now = horizon
+		s.finalChecks()
+	}
+	if s.failure == nil && s.k.RequireCoverage {
+		if missing := s.cov.missing(s.k, s.mix); len(missing) > 0 {
+			s.failf(Coverage, "never reached: %v", missing)
+		}
+	}
+	return s.result()
+}
+
+// afterStep runs the invariants the step may have broken, then maybe crashes the desk.
+func (s *Sim) afterStep() {
+	if s.dirtyLedger && s.failure == nil {
+		s.dirtyLedger = false
+		s.stats.Checks++
+		if err := s.ledger.L.CheckInvariants(); err != nil {
+			s.failf(Safety, "ledger invariant: %v", err)
+		}
+	}
+	if s.dirtyDesk && s.failure == nil {
+		s.dirtyDesk = false
+		s.checkDesk()
+	}
+	if s.failure == nil && !s.liveness && s.k.CrashRate > 0 && s.frng.Float64() < s.k.CrashRate {
+		s.crash()
+	}
+}
+
+// beginLiveness stops every fault and every new activity; what is open must now finish.
+func (s *Sim) beginLiveness() {
+	s.liveness = true
+	pending := 0
+	for id := range s.lost {
+		if _, ok := s.desk.Pending[id]; ok {
+			pending++
+		}
+	}
+	if pending > 0 {
+		// A call whose answer was lost waits for a restart to be issued again: restart once
+		// (a supervisor would), so that the liveness phase can finish it.
+		s.cov.hit(covLivenessRestart)
+		s.crash()
+	}
+}
+
+// ---- The desk process ----
+
+// input journals an input (not yet durable), applies it and holds its outputs until the
+// journal is synced: exactly the loop's rule. It returns the input's sequence number.
+func (s *Sim) input(in machine.Input) uint64 {
+	seq := s.deskLog.LastSeq() + 1
+	env := machine.Envelope{Seq: seq, At: s.now, Input: in}
+	rec, err := machine.EncodeEnvelope(env)
+	if err != nil {
+		s.failf(Safety, "encode %s input: %v", in.Kind(), err)
+		return seq
+	}
+	if p := s.deskLog.AppendAsync(rec); func() uint64 { f, _ := p.Seqs(); return f }() != seq {
+		s.failf(Safety, "desk journal assigned another sequence number than %d", seq)
+	}
+	obs := s.observeBefore(env)
+	out, panicked := safeApply(s.desk, env)
+	if panicked != "" {
+		s.failf(Safety, "machine.Apply panicked on %s input %d: %s", in.Kind(), seq, panicked)
+		return seq
+	}
+	s.observeAfter(env, out, obs)
+	s.stats.Inputs++
+	s.held = append(s.held, heldOutputs{seq: seq, out: out})
+	s.dirtyDesk = true
+	s.armTick(out.NextDeadline)
+	s.armDeskSync()
+	if _, cp := in.(machine.Checkpoint); !cp {
+		s.sinceCheckpoint++
+		s.sinceSnapshot++
+		if s.sinceCheckpoint >= s.k.CheckpointEvery {
+			s.sinceCheckpoint = 0
+			d, err := s.desk.Digest()
+			if err != nil {
+				s.failf(Safety, "desk digest: %v", err)
+				return seq
+			}
+			s.input(machine.Checkpoint{Digest: hex.EncodeToString(d[:])})
+		}
+	}
+	return seq
+}
+
+// safeApply applies an input, turning a panic into a reported failure.
+func safeApply(d *machine.Desk, env machine.Envelope) (out machine.Outputs, panicked string) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = fmt.Sprint(p)
+		}
+	}()
+	return machine.Apply(d, env), ""
+}
+
+// armTick schedules a Tick at the desk's next deadline, unless an earlier one is armed.
+func (s *Sim) armTick(t time.Time) {
+	if t.IsZero() || (!s.tickAt.IsZero() && !t.Before(s.tickAt)) {
+		return
+	}
+	s.tickAt = t
+	e := s.epoch
+	s.at(t, func() {
+		if e != s.epoch || !s.tickAt.Equal(t) {
+			return
+		}
+		s.tickAt = time.Time{}
+		s.input(machine.Tick{})
+	})
+}
+
+// armDeskSync schedules the next group commit of the desk journal.
+func (s *Sim) armDeskSync() {
+	if s.deskSyncArmed {
+		return
+	}
+	s.deskSyncArmed = true
+	e := s.epoch
+	s.after(s.jitter(s.mix.SyncEvery), func() {
+		if e == s.epoch {
+			s.syncDesk()
+		}
+	})
+}
+
+// syncDesk makes the desk journal durable and releases every held output; then maybe
+// saves a snapshot and prunes.
+func (s *Sim) syncDesk() {
+	s.deskSyncArmed = false
+	s.deskLog.Sync()
+	s.stats.DeskSyncs++
+	held := s.held
+	s.held = nil
+	for _, h := range held {
+		s.release(h)
+	}
+	if s.sinceSnapshot >= s.k.SnapshotEvery {
+		s.sinceSnapshot = 0
+		state, err := json.Marshal(s.desk)
+		if err != nil {
+			s.failf(Safety, "encode desk snapshot: %v", err)
+			return
+		}
+		if err := s.deskLog.SaveSnapshot(s.deskLog.LastSeq(), state); err != nil {
+			s.failf(Safety, "save desk snapshot: %v", err)
+			return
+		}
+		if err := s.deskLog.Prune(); err != nil {
+			s.failf(Safety, "prune desk journal: %v", err)
+		}
+		s.stats.Snapshots++
+	}
+}
+
+// release lets a durable input's outputs leave: replies and events to the actors (after a
+// network latency), socket closes, ledger calls to the ledger, reads that waited.
+func (s *Sim) release(h heldOutputs) {
+	e := s.epoch
+	for _, rep := range h.out.Replies {
+		r := s.waiting[rep.Seq]
+		if r == nil {
+			continue
+		}
+		delete(s.waiting, rep.Seq)
+		rep := rep
+		s.after(s.netLatency(), func() { r.deliver(rep) })
+	}
+	for _, b := range h.out.Bindings {
+		if a := s.socketOwner(b.Socket); a != nil && a.party != b.Party {
+			s.failf(Safety, "socket %d of %s bound to party %s", b.Socket, a.party, b.Party)
+		}
+	}
+	for _, ev := range h.out.Events {
+		ev := ev
+		a := s.byParty[ev.Party]
+		if a == nil {
+			continue
+		}
+		s.after(s.netLatency(), func() {
+			if e == s.epoch && a.socket != 0 && (ev.Socket == 0 || ev.Socket == a.socket) {
+				s.stats.Events++
+				a.onEvent(ev)
+			}
+		})
+	}
+	for _, c := range h.out.Closes {
+		c := c
+		s.after(s.netLatency(), func() {
+			if e != s.epoch {
+				return
+			}
+			if a := s.socketOwner(c.Socket); a != nil {
+				a.socketClosed(c.Code)
+			}
+		})
+	}
+	for _, c := range h.out.Calls {
+		s.issue(c)
+	}
+	for _, r := range h.reads {
+		r()
+	}
+}
+
+// socketOwner finds the actor holding a socket.
+func (s *Sim) socketOwner(id uint64) *actor {
+	for _, a := range s.actors {
+		if a.socket == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// ---- The ledger side ----
+
+// issue sends a ledger call: it executes after a latency, and its result comes back to
+// the desk after another, once the ledger journal holds what the call did.
+func (s *Sim) issue(c machine.LedgerCall) {
+	s.stats.LedgerCalls++
+	e := s.epoch
+	s.after(s.ledgerLatency(), func() {
+		if e != s.epoch {
+			// Sent by the process that crashed: the request may still reach an external
+			// ledger and take effect; the desk will never hear, and re-issues it.
+			if s.frng.IntN(2) == 0 {
+				return
+			}
+			s.cov.hit(covStaleCallExecuted)
+		}
+		s.execLedger(c, e)
+	})
+}
+
+// execLedger runs one call against the ledger now.
+func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
+	res := s.ledger.Do(context.Background(), c)
+	s.dirtyLedger = true
+	if res.Failure != nil {
+		s.stats.LedgerFailures[res.Failure.Category]++
+	}
+	if e != s.epoch {
+		return
+	}
+	if res.Failure == nil && !s.liveness && s.mix.LostAnswer > 0 && s.frng.Float64() < s.mix.LostAnswer {
+		s.lost[c.CommandID] = true
+		s.cov.hit(covLostAnswer)
+		return
+	}
+	last := s.ledLog.LastSeq()
+	id := c.CommandID
+	s.resultsInFlight[id] = res.Failure == nil
+	deliver := func() {
+		s.after(s.ledgerLatency(), func() {
+			if e != s.epoch {
+				return
+			}
+			delete(s.resultsInFlight, id)
+			s.input(res)
+		})
+	}
+	if last <= s.ledgerDurable {
+		deliver()
+		return
+	}
+	s.ledgerWaiters = append(s.ledgerWaiters, ledgerWaiter{seq: last, deliver: deliver})
+	s.armLedgerSync()
+}
+
+// recordLedger is the ledger's Recorder: it journals every ledger input (not yet durable).
+func (s *Sim) recordLedger(in ledgersim.Input) {
+	rec, err := node.EncodeLedgerInput(in)
+	if err != nil {
+		s.failf(Safety, "encode ledger input: %v", err)
+		return
+	}
+	s.ledLog.AppendAsync(rec)
+	s.trackLedger(in)
+	s.armLedgerSync()
+}
+
+// armLedgerSync schedules the next group commit of the ledger journal.
+func (s *Sim) armLedgerSync() {
+	if s.ledgerSyncArmed {
+		return
+	}
+	s.ledgerSyncArmed = true
+	e := s.epoch
+	s.after(s.jitter(s.mix.SyncEvery), func() {
+		if e == s.epoch {
+			s.syncLedger()
+		}
+	})
+}
+
+// syncLedger makes the ledger journal durable and lets the results that waited go.
+func (s *Sim) syncLedger() {
+	s.ledgerSyncArmed = false
+	s.ledLog.Sync()
+	s.ledgerDurable = s.ledLog.LastSeq()
+	waiters := s.ledgerWaiters
+	s.ledgerWaiters = nil
+	for _, w := range waiters {
+		if w.seq <= s.ledgerDurable {
+			w.deliver()
+		} else {
+			s.ledgerWaiters = append(s.ledgerWaiters, w)
+		}
+	}
+}
+
+// trackLedger checks, as the ledger records them, that no command id takes effect twice
+// and no settlement settles twice.
+func (s *Sim) trackLedger(in ledgersim.Input) {
+	var cmd string
+	switch in.Kind {
+	case ledgersim.InputPrepare:
+		s.prepCmd[in.PreparedID] = in.CommandID
+		return
+	case ledgersim.InputExecute:
+		cmd = s.prepCmd[in.PreparedID]
+	case ledgersim.InputSubmit:
+		cmd = in.CommandID
+		if in.Command != nil {
+			if c, err := in.Command.Command(); err == nil {
+				if st, ok := c.(ledgersim.Settle); ok {
+					if prev, dup := s.settlements[st.Settlement.ID]; dup && prev != in.UpdateID {
+						s.failf(Safety, "settlement %s settled twice (updates %s and %s)", st.Settlement.ID, prev, in.UpdateID)
+					}
+					s.settlements[st.Settlement.ID] = in.UpdateID
+				}
+			}
+		}
+	default:
+		return
+	}
+	if cmd == "" {
+		return
+	}
+	if prev, dup := s.effects[cmd]; dup && prev != in.UpdateID {
+		s.failf(Safety, "command %s took effect twice (updates %s and %s)", cmd, prev, in.UpdateID)
+	}
+	s.effects[cmd] = in.UpdateID
+}
+
+// ---- Crash and recovery ----
+
+// crash drops the desk's and the ledger's memory, loses both journals' non-durable tails,
+// and recovers exactly as the process does: ledger from genesis + journal, desk from the
+// newest snapshot + journal, then a Boot.
+func (s *Sim) crash() {
+	s.stats.Crashes++
+	pre := s.desk
+	for _, ok := range s.resultsInFlight {
+		if ok {
+			s.cov.hit(covCrashBeforeAck)
+			break
+		}
+	}
+	if len(s.held) > 0 {
+		s.cov.hit(covCrashWithHeldOutputs)
+	}
+	s.epoch++
+	s.deskLog.Crash()
+	s.ledLog.Crash()
+	s.held, s.ledgerWaiters = nil, nil
+	s.waiting = map[uint64]*request{}
+	s.resultsInFlight = map[string]bool{}
+	s.deskSyncArmed, s.ledgerSyncArmed = false, false
+	s.tickAt = time.Time{}
+	s.sinceCheckpoint, s.sinceSnapshot = 0, 0
+	s.ledgerDurable = s.ledLog.LastSeq()
+	for _, a := range s.actors {
+		a.crashed()
+	}
+	if err := s.recover(); err != nil {
+		s.failf(CrashRecovery, "recover after crash %d: %v", s.stats.Crashes, err)
+		return
+	}
+	s.checkAcknowledged(pre)
+	if s.failure != nil {
+		return
+	}
+	s.input(machine.Boot{})
+	s.dirtyLedger = true
+}
+
+// recover rebuilds the ledger and the desk from their journals with node's functions.
+func (s *Sim) recover() error {
+	spec, err := node.LedgerGenesis(s.ledLog)
+	if err != nil {
+		return err
+	}
+	ad, _, err := s.embedded(spec)
+	if err != nil {
+		return err
+	}
+	if _, err := node.ReplayLedger(s.ledLog, ad.L); err != nil {
+		return fmt.Errorf("replay the ledger: %w", err)
+	}
+	s.ledger = ad
+	var mismatch uint64
+	desk, rec, err := node.ReplayDesk(s.deskLog, true, func(st node.Step) bool {
+		if st.Checkpoint && !st.Verified && mismatch == 0 {
+			mismatch = st.Seq
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("replay the desk: %w", err)
+	}
+	if mismatch != 0 {
+		return fmt.Errorf("the replayed desk differs from the digest journaled at checkpoint %d (a determinism bug)", mismatch)
+	}
+	if rec.SnapshotSeq > 0 {
+		s.cov.hit(covRecoverFromSnapshot)
+	}
+	if rec.Checkpoints > 0 {
+		s.cov.hit(covCheckpointVerified)
+	}
+	s.desk = desk
+	return s.rebuildLedgerTracking()
+}
+
+// rebuildLedgerTracking recomputes the command and settlement maps from what the ledger
+// journal kept (effects lost with the tail may legitimately happen again).
+func (s *Sim) rebuildLedgerTracking() error {
+	s.effects, s.prepCmd, s.settlements = map[string]string{}, map[string]string{}, map[string]string{}
+	if s.ledLog.LastSeq() < 2 {
+		return nil
+	}
+	return s.ledLog.ReadFrom(2, func(seq uint64, raw []byte) error {
+		in, err := node.DecodeLedgerInput(raw)
+		if err != nil {
+			return fmt.Errorf("ledger record %d: %w", seq, err)
+		}
+		s.trackLedger(in)
+		return nil
+	})
+}
+
+// ---- Randomness of the environment ----
+
+// jitter returns a duration in [d/2, 3d/2), at least a microsecond.
+func (s *Sim) jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return time.Microsecond
+	}
+	return d/2 + time.Duration(s.frng.Int64N(int64(d))) + time.Microsecond
+}
+
+// netLatency is a client↔desk hop.
+func (s *Sim) netLatency() time.Duration {
+	return time.Millisecond + time.Duration(s.frng.Int64N(int64(20*time.Millisecond)))
+}
+
+// ledgerLatency is one desk↔ledger hop: the profile's base, sometimes a tail.
+func (s *Sim) ledgerLatency() time.Duration {
+	d := s.jitter(s.mix.LatencyBase)
+	if !s.liveness && s.mix.TailProb > 0 && s.mix.TailMax > 0 && s.frng.Float64() < s.mix.TailProb {
+		d += time.Duration(s.frng.Int64N(int64(s.mix.TailMax)))
+		s.cov.hit(covLatencyTail)
+	}
+	return d
+}
+
+// faultPlan is the ledger's FaultPlan: the seed's mix of rejections and unknown outcomes,
+// and the unavailability windows; nothing once the liveness phase began.
+type faultPlan struct {
+	s   *Sim
+	rng *rand.Rand
+}
+
+// Decide draws one call's fault.
+func (f *faultPlan) Decide(ledgersim.CallInfo) ledgersim.Fault {
+	s := f.s
+	if s.liveness {
+		return ledgersim.Fault{}
+	}
+	for _, w := range s.windows {
+		if !s.now.Before(w[0]) && s.now.Before(w[1]) {
+			s.cov.hit(covUnavailableWindow)
+			return ledgersim.Fault{Reject: ledgersim.CategoryUnavailable}
+		}
+	}
+	m := s.mix
+	u, lose := f.rng.Float64(), f.rng.Float64()
+	var out ledgersim.Fault
+	switch {
+	case u < m.Contention:
+		out.Reject = ledgersim.CategoryContention
+	case u < m.Contention+m.Unavailable:
+		out.Reject = ledgersim.CategoryUnavailable
+	case u < m.Contention+m.Unavailable+m.Rejected:
+		out.Reject = ledgersim.CategoryRejected
+	case u < m.Contention+m.Unavailable+m.Rejected+m.Internal:
+		out.Reject = ledgersim.CategoryInternal
+	}
+	if out.Reject == ledgersim.CategoryNone && lose < m.UnknownOutcome {
+		out.LoseAnswer = true
+		s.cov.hit(covUnknownOutcome)
+	}
+	if out.Reject != ledgersim.CategoryNone {
+		s.cov.hit(covInjectedRejection)
+	}
+	return out
+}
+
+// drawWindows draws the ledger's unavailability windows over the busy phase.
+func drawWindows(k Knobs, m Mix, rng *rand.Rand) [][2]time.Time {
+	if m.Windows <= 0 || m.WindowMax <= 0 {
+		return nil
+	}
+	expected := m.Windows * k.Duration.Hours()
+	n := int(expected)
+	if rng.Float64() < expected-float64(n) {
+		n++
+	}
+	var out [][2]time.Time
+	for i := 0; i < n && i < 1000; i++ {
+		from := Start.Add(time.Duration(rng.Int64N(int64(k.Duration))))
+		out = append(out, [2]time.Time{from, from.Add(time.Second + time.Duration(rng.Int64N(int64(m.WindowMax))))})
+	}
+	return out
+}

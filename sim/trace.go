@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// TraceVersion is the version of the trace format (TRACE.md).
+const TraceVersion = 1
+
+// traceLine is one JSON line of a trace.
+type traceLine struct {
+	Type    string          `json:"type"`
+	Version int             `json:"version,omitempty"`
+	Seq     uint64          `json:"seq,omitempty"`
+	Record  json.RawMessage `json:"record,omitempty"`
+	Header  *traceHeader    `json:"header,omitempty"`
+	End     *traceEnd       `json:"end,omitempty"`
+}
+
+// traceHeader opens a trace: how to reproduce the run and why it was written.
+type traceHeader struct {
+	Seed    uint64   `json:"seed"`
+	Knobs   Knobs    `json:"knobs"`
+	Mix     Mix      `json:"mix"`
+	Command string   `json:"command"`
+	Failure *Failure `json:"failure,omitempty"`
+	// FirstDeskSeq is the first desk record the trace holds (after a pruned prefix the
+	// desk-snapshot line carries the state as of FirstDeskSeq-1).
+	FirstDeskSeq uint64 `json:"firstDeskSeq"`
+}
+
+// traceEnd closes a trace with what the run ended at.
+type traceEnd struct {
+	Steps        uint64 `json:"steps"`
+	DeskDigest   string `json:"deskDigest"`
+	LedgerDigest string `json:"ledgerDigest"`
+	DeskLastSeq  uint64 `json:"deskLastSeq"`
+	LedgerLast   uint64 `json:"ledgerLastSeq"`
+}
+
+// WriteTrace writes the run's trace (TRACE.md) as trace.jsonl into a new temporary
+// directory under dir (the system's temp dir when empty) and returns the file's path.
+func (r *Result) WriteTrace(dir string) (string, error) {
+	s := r.sim
+	tmp, err := os.MkdirTemp(dir, fmt.Sprintf("rfqdesk-sim-%d-", r.Knobs.Seed))
+	if err != nil {
+		return "", fmt.Errorf("create trace directory: %w", err)
+	}
+	path := filepath.Join(tmp, "trace.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("create trace: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	put := func(l traceLine) {
+		if err == nil {
+			err = enc.Encode(l)
+		}
+	}
+	put(traceLine{Type: "header", Version: TraceVersion, Header: &traceHeader{Seed: r.Knobs.Seed, Knobs: r.Knobs, Mix: r.Mix,
+		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq()}})
+	if seq, data, ok, lerr := s.deskLog.LoadSnapshot(); lerr == nil && ok && s.deskLog.FirstSeq() > 1 {
+		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: json.RawMessage(data)})
+	}
+	copyLog := func(typ string, read func(func(uint64, []byte) error) error) {
+		if rerr := read(func(seq uint64, rec []byte) error {
+			put(traceLine{Type: typ, Seq: seq, Record: json.RawMessage(append([]byte(nil), rec...))})
+			return err
+		}); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	copyLog("desk", func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) })
+	copyLog("ledger", func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(1, fn) })
+	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
+		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq()}})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write trace %s: %w", path, err)
+	}
+	return path, nil
+}
