@@ -24,7 +24,7 @@ func runDiff(report, stderr io.Writer, a, b *source, c config) int {
 	fmt.Fprintf(report, "this:  %s\n", a.what)
 	fmt.Fprintf(report, "other: %s\n", b.what)
 	sa, sb := &side{name: "this"}, &side{name: "other"}
-	from, err := diffStart(report, a.desk, b.desk, sa, sb)
+	from, err := diffStart(report, a, b, sa, sb)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay: -diff: %v\n", err)
 		return exitError
@@ -141,8 +141,9 @@ func runDiff(report, stderr io.Writer, a, b *source, c config) int {
 // diffStart builds both desks at the common starting point: both genesis records, or
 // snapshots at the same sequence number. It returns the first input to compare; the
 // desks are left nil when the genesis records differ (reported).
-func diffStart(report io.Writer, a, b journal.Log, sa, sb *side) (uint64, error) {
-	if a.FirstSeq() == 1 && b.FirstSeq() == 1 {
+func diffStart(report io.Writer, srcA, srcB *source, sa, sb *side) (uint64, error) {
+	a, b := srcA.desk, srcB.desk
+	if a.FirstSeq() == 1 && b.FirstSeq() == 1 && !srcA.fromSnapshot && !srcB.fromSnapshot {
 		var ga, gb []byte
 		for _, x := range []struct {
 			l   journal.Log

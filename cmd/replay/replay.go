@@ -33,9 +33,9 @@ type deskReplay struct {
 
 // replayDesk replays a desk journal, from genesis when the log still holds record 1, else
 // from its newest snapshot, up to input until (0: to the end).
-func replayDesk(log journal.Log, until uint64) (deskReplay, error) {
+func replayDesk(log journal.Log, forceSnapshot bool, until uint64) (deskReplay, error) {
 	var r deskReplay
-	fromSnapshot := log.FirstSeq() > 1
+	fromSnapshot := forceSnapshot || log.FirstSeq() > 1
 	desk, rec, err := node.ReplayDesk(log, fromSnapshot, func(s node.Step) bool {
 		if r.First == 0 {
 			r.First = s.Seq
@@ -115,8 +115,14 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 			seed = fmt.Sprint(*t.Seed)
 		}
 		fmt.Fprintf(report, "trace: seed %s, knobs %s\n", seed, orNone(t.Knobs))
+		if t.Command != "" {
+			fmt.Fprintf(report, "trace: reproduce with %s\n", t.Command)
+		}
+		if len(t.Failure) > 0 && string(t.Failure) != "null" {
+			fmt.Fprintf(report, "trace: written for the failure %s\n", t.Failure)
+		}
 	}
-	dr, err := replayDesk(src.desk, c.until)
+	dr, err := replayDesk(src.desk, src.fromSnapshot, c.until)
 	if err != nil {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return exitError

@@ -550,3 +550,75 @@ func TestFromSnapshot(t *testing.T) {
 		t.Fatalf("-until 3: exit %d: %s", code, errOut)
 	}
 }
+
+// writeSimTrace writes the fixture in the simulator's trace format (sim/trace.go): raw JSON
+// records, desk before ledger; with from > 1 the desk records start there after a
+// desk-snapshot line holding the state as of from-1.
+func writeSimTrace(t *testing.T, r recorded, from uint64) string {
+	t.Helper()
+	desk, ledger := readAll(t, filepath.Join(r.dir, "desk")), readAll(t, filepath.Join(r.dir, "ledger"))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	put := func(v any) {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(map[string]any{"type": "header", "version": 1, "header": map[string]any{"seed": 11, "knobs": map[string]int{"makers": 2},
+		"command": "go run ./cmd/sim -seed 11", "firstDeskSeq": from}})
+	if from > 1 {
+		mem := journal.NewMemLog(true)
+		if _, err := mem.Append(context.Background(), desk...); err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := node.ReplayDesk(mem, false, func(s node.Step) bool { return s.Seq < from-1 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(map[string]any{"type": "desk-snapshot", "seq": from - 1, "record": json.RawMessage(state)})
+	}
+	for i, rec := range desk[from-1:] {
+		put(map[string]any{"type": "desk", "seq": from + uint64(i), "record": json.RawMessage(rec)})
+	}
+	for i, rec := range ledger {
+		put(map[string]any{"type": "ledger", "seq": i + 1, "record": json.RawMessage(rec)})
+	}
+	put(map[string]any{"type": "end", "end": map[string]any{"steps": 99, "deskDigest": r.deskDigest, "ledgerDigest": r.ledgerDigest,
+		"deskLastSeq": r.deskLast, "ledgerLastSeq": r.ledgerLast}})
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestSimTrace(t *testing.T) {
+	r := desk(t)
+	for _, from := range []uint64{1, r.deskLast - 20} {
+		t.Run(fmt.Sprint(from), func(t *testing.T) {
+			path := writeSimTrace(t, r, from)
+			code, out, errOut := runCmd(t, "-trace", path)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			mustContain(t, out, "source: simulator trace", "trace: seed 11", "reproduce with go run ./cmd/sim -seed 11",
+				"desk: the trace's final digest matches", "ledger: the trace's final digest matches", "result: ok")
+			if from > 1 {
+				mustContain(t, out, fmt.Sprintf("desk: from the snapshot at seq %d", from-1))
+			} else {
+				mustContain(t, out, "desk: from genesis (record 1)")
+				code, diffOut, _ := runCmd(t, "-trace", path, "-diff", r.dir)
+				if code != exitOK {
+					t.Fatalf("-diff: exit %d\n%s", code, diffOut)
+				}
+			}
+			if field(t, out, "desk digest") != r.deskDigest || field(t, out, "ledger digest") != r.ledgerDigest {
+				t.Fatalf("digests differ from the data directory's\n%s", out)
+			}
+		})
+	}
+}

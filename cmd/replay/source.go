@@ -27,7 +27,12 @@ type source struct {
 	// ledgerAt returns the last ledger record that belongs to the state as of desk input
 	// seq (for -until); nil means every ledger record.
 	ledgerAt func(deskSeq uint64) (uint64, error)
-	cleanup  func()
+	// fromSnapshot makes the desk replay start at the log's snapshot even though the log
+	// starts at 1 (a simulator trace of a pruned journal: placeholders stand before it);
+	// firstDesk is the first real desk record then.
+	fromSnapshot bool
+	firstDesk    uint64
+	cleanup      func()
 }
 
 // close releases the journals and removes the temporary copy.

@@ -45,6 +45,10 @@ type traceFinal struct {
 type traceFile struct {
 	Seed  *uint64
 	Knobs json.RawMessage
+	// Command and Failure are what a simulator trace says reproduces the run and why
+	// it was written.
+	Command string
+	Failure json.RawMessage
 	// End is nil when the trace has no end line (the simulator stopped before writing it).
 	End *traceLine
 	// ledgerBefore[i] is how many ledger records precede desk record i+1.
@@ -68,6 +72,19 @@ func openTrace(path string) (*source, error) {
 		line++
 		if len(sc.Bytes()) == 0 {
 			continue
+		}
+		if line == 1 {
+			var probe struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(sc.Bytes(), &probe) == nil && probe.Type != "" {
+				// The simulator's own format (sim/trace.go).
+				s.what = "simulator trace " + path
+				if err := readSimTrace(path, append([]byte(nil), sc.Bytes()...), sc, s); err != nil {
+					return nil, err
+				}
+				return s, nil
+			}
 		}
 		var tl traceLine
 		if err := json.Unmarshal(sc.Bytes(), &tl); err != nil {

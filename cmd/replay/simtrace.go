@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/deskco/rfqdesk/journal"
+)
+
+// simLine is one line of a trace in the simulator's format (sim/trace.go, TRACE.md there):
+// records are embedded as raw JSON, the desk records precede the ledger records, and a
+// trace of a pruned desk journal carries the newest desk snapshot.
+type simLine struct {
+	Type    string          `json:"type"` // header, desk-snapshot, desk, ledger, end
+	Version int             `json:"version,omitempty"`
+	Seq     uint64          `json:"seq,omitempty"`
+	Record  json.RawMessage `json:"record,omitempty"`
+	Header  *struct {
+		Seed         uint64          `json:"seed"`
+		Knobs        json.RawMessage `json:"knobs"`
+		Command      string          `json:"command"`
+		Failure      json.RawMessage `json:"failure"`
+		FirstDeskSeq uint64          `json:"firstDeskSeq"`
+	} `json:"header,omitempty"`
+	End *struct {
+		DeskDigest   string `json:"deskDigest"`
+		LedgerDigest string `json:"ledgerDigest"`
+		DeskLastSeq  uint64 `json:"deskLastSeq"`
+		LedgerLast   uint64 `json:"ledgerLastSeq"`
+	} `json:"end,omitempty"`
+}
+
+// simTraceVersion is the version of the simulator's format this replay reads.
+const simTraceVersion = 1
+
+// readSimTrace loads a trace in the simulator's format; first is its first line, already
+// read. The records go into memory logs; a desk snapshot becomes the log's snapshot, with
+// empty placeholders for the pruned records before it (never read: replay starts at the
+// snapshot).
+func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error {
+	desk, ledger := s.desk.(*journal.MemLog), s.ledger.(*journal.MemLog)
+	line := 1
+	var snapSeq uint64
+	var snapData []byte
+	for data := first; data != nil; data = next(sc) {
+		var l simLine
+		if err := json.Unmarshal(data, &l); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if s.trace.End != nil {
+			return fmt.Errorf("%s:%d: a line after the end line", path, line)
+		}
+		switch l.Type {
+		case "header":
+			if line != 1 || l.Header == nil {
+				return fmt.Errorf("%s:%d: a header must be the first line and only there", path, line)
+			}
+			if l.Version != simTraceVersion {
+				return fmt.Errorf("%s:1: trace version %d is not one this replay reads (%d)", path, l.Version, simTraceVersion)
+			}
+			seed := l.Header.Seed
+			s.trace.Seed, s.trace.Knobs = &seed, l.Header.Knobs
+			s.trace.Command, s.trace.Failure = l.Header.Command, l.Header.Failure
+			if f := l.Header.FirstDeskSeq; f > 1 {
+				s.firstDesk = f
+				for range f - 1 {
+					desk.AppendAsync(nil)
+				}
+			}
+		case "desk-snapshot":
+			snapSeq, snapData = l.Seq, append([]byte(nil), l.Record...)
+		case "desk", "ledger":
+			log := desk
+			if l.Type == "ledger" {
+				log = ledger
+			}
+			if want := log.LastSeq() + 1; l.Seq != want {
+				return fmt.Errorf("%s:%d: %s record seq %d, want %d (records must be complete and in journal order)", path, line, l.Type, l.Seq, want)
+			}
+			if _, err := log.Append(context.Background(), l.Record); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+		case "end":
+			if l.End == nil {
+				return fmt.Errorf("%s:%d: an end line without end", path, line)
+			}
+			s.trace.End = &traceLine{Kind: "end",
+				Desk:   &traceFinal{Seq: l.End.DeskLastSeq, Digest: l.End.DeskDigest},
+				Ledger: &traceFinal{Seq: l.End.LedgerLast, Digest: l.End.LedgerDigest}}
+		default:
+			return fmt.Errorf("%s:%d: unknown line type %q", path, line, l.Type)
+		}
+		line++
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read trace %s: %w", path, err)
+	}
+	if snapData != nil {
+		if err := desk.SaveSnapshot(snapSeq, snapData); err != nil {
+			return fmt.Errorf("%s: desk snapshot: %w", path, err)
+		}
+		s.fromSnapshot = true
+	} else if desk.LastSeq() > 0 && firstHeld(s) > 1 {
+		return fmt.Errorf("%s: the desk records start after record 1 but the trace has no desk snapshot", path)
+	}
+	// The desk records precede the ledger records: -until cuts the ledger by time.
+	s.ledgerAt = ledgerAtTimeOf(desk, ledger)
+	return nil
+}
+
+// firstHeld is the first desk record the trace itself held (after the placeholders).
+func firstHeld(s *source) uint64 { return s.firstDesk }
+
+func next(sc *bufio.Scanner) []byte {
+	for sc.Scan() {
+		if len(sc.Bytes()) > 0 {
+			return sc.Bytes()
+		}
+	}
+	return nil
+}
