@@ -63,8 +63,8 @@ func startProcess(t *testing.T, bin, dir, cfg string) *process {
 
 // account is what a client knows the desk acknowledged for one party.
 type account struct {
-	mu       sync.Mutex
-	id       *client.Identity
+	mu    sync.Mutex
+	id    *client.Identity
 	acked map[string]money.Decimal // symbol → deposits whose execute was acknowledged
 	// inFlight sums the deposits whose execute got no answer: the desk journaled some of
 	// them before it died and re-issues them after the restart, so they may land at any
