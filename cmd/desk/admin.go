@@ -14,7 +14,7 @@ import (
 // adminHandler serves /healthz (the process is up), /readyz (it serves requests) and
 // /metrics (Prometheus text format: requests, loop, ledger and stream figures). It needs no
 // key and must never be on the public listener.
-func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool) http.Handler {
+func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool, houses []*houseMaker) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
@@ -29,6 +29,7 @@ func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool) http.
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		writeMetrics(w, n, srv.Metrics())
+		writeHouseMetrics(w, houses)
 	})
 	return mux
 }
@@ -80,4 +81,24 @@ func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
 	fmt.Fprintf(w, "desk_stream_slow_consumers_total %d\n", m.SlowConsumersDropped)
 	metric("desk_stream_pong_timeouts_total", "counter", "Sockets dropped for a missed pong.")
 	fmt.Fprintf(w, "desk_stream_pong_timeouts_total %d\n", m.PongTimeouts)
+}
+
+// writeHouseMetrics renders the in-desk house makers' counters.
+func writeHouseMetrics(w io.Writer, houses []*houseMaker) {
+	if len(houses) == 0 {
+		return
+	}
+	for _, m := range []struct {
+		name, help string
+		get        func(*houseMaker) uint64
+	}{
+		{"desk_house_quotes_sent_total", "Quotes the in-desk house makers submitted.", func(h *houseMaker) uint64 { return h.metrics.sent.Load() }},
+		{"desk_house_quotes_refused_total", "House maker quotes the desk refused (ordinary racing).", func(h *houseMaker) uint64 { return h.metrics.refused.Load() }},
+		{"desk_house_rfqs_skipped_total", "RFQs the house makers' strategy skipped.", func(h *houseMaker) uint64 { return h.metrics.skipped.Load() }},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", m.name, m.help, m.name)
+		for _, h := range houses {
+			fmt.Fprintf(w, "%s{house=%q} %d\n", m.name, h.hint, m.get(h))
+		}
+	}
 }

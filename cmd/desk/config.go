@@ -13,6 +13,7 @@ import (
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/strategy"
 	"github.com/deskco/rfqdesk/transport"
 )
 
@@ -48,13 +49,42 @@ type feeTierConfig struct {
 	FeeBps         int           `toml:"fee_bps"`
 }
 
-// houseConfig is one [[house]] table: a party the desk signs for.
+// houseConfig is one [[house]] table: a party the desk signs for. Its API key comes from
+// api_key, or from the environment variable api_key_env; with neither, the desk draws one at
+// the first start and keeps it in the data directory (house-keys.json, mode 0600), so the
+// key hash journaled at genesis stays valid across restarts.
+//
+// A maker with strategy = true is run by the desk itself: it keeps a stream socket open
+// (so it is online and invitable) and quotes every RFQ it is invited to with the reference
+// strategy (package strategy) at the reference price ± spread_bps, skipping an RFQ that
+// would spend more than max_share_bps of a free holding.
 type houseConfig struct {
-	Name      string                   `toml:"name"`
-	Role      string                   `toml:"role"`
-	APIKey    string                   `toml:"api_key,omitempty"`
-	APIKeyEnv string                   `toml:"api_key_env,omitempty"`
-	Fund      map[string]money.Decimal `toml:"fund,omitempty"`
+	Name        string                   `toml:"name"`
+	Role        string                   `toml:"role"`
+	APIKey      string                   `toml:"api_key,omitempty"`
+	APIKeyEnv   string                   `toml:"api_key_env,omitempty"`
+	Fund        map[string]money.Decimal `toml:"fund,omitempty"`
+	Strategy    bool                     `toml:"strategy,omitempty"`
+	SpreadBps   *int                     `toml:"spread_bps,omitempty"`    // default 20 with strategy
+	MaxShareBps *int                     `toml:"max_share_bps,omitempty"` // default 2500 with strategy
+}
+
+// Defaults of a house maker's strategy knobs.
+const (
+	defaultHouseSpreadBps   = 20
+	defaultHouseMaxShareBps = 2500
+)
+
+// params returns the strategy knobs of a house maker that runs the strategy.
+func (h houseConfig) params() strategy.Params {
+	p := strategy.Params{SpreadBps: defaultHouseSpreadBps, MaxShareBps: defaultHouseMaxShareBps}
+	if h.SpreadBps != nil {
+		p.SpreadBps = *h.SpreadBps
+	}
+	if h.MaxShareBps != nil {
+		p.MaxShareBps = *h.MaxShareBps
+	}
+	return p
 }
 
 // fileConfig is the configuration file (DECISIONS.md, configuration file conventions),
@@ -108,6 +138,15 @@ func defaultConfig() fileConfig {
 			{MinNotionalUSD: money.MustParse("10000"), FeeBps: 20},
 			{MinNotionalUSD: money.MustParse("100000"), FeeBps: 10},
 		},
+		// One house maker that quotes from the first start, so a new user has someone to
+		// trade with. Its key is drawn at the first start and kept in the data directory.
+		House: []houseConfig{{
+			Name: "house-maker", Role: string(machine.HouseMaker), Strategy: true,
+			Fund: map[string]money.Decimal{
+				"cc": money.MustParse("5000000"), "usdcx": money.MustParse("1000000"),
+				"cbtc": money.MustParse("10"), "ceth": money.MustParse("300"),
+			},
+		}},
 	}
 }
 
@@ -122,9 +161,23 @@ func loadConfig(path string) (fileConfig, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("read configuration: %w", err)
 	}
+	// The TOML decoder decodes an array of tables into the elements already in a slice, so
+	// a file's [[house]] would inherit the default house maker's keys: decode the lists into
+	// empty slices and put a default back only where the file has no such list.
+	defaults := cfg
+	cfg.Instruments, cfg.FeeTiers, cfg.House = nil, nil, nil
 	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&cfg)
 	if err != nil {
 		return cfg, fmt.Errorf("configuration %s: %w", path, err)
+	}
+	if !md.IsDefined("instrument") {
+		cfg.Instruments = defaults.Instruments
+	}
+	if !md.IsDefined("fee_tier") {
+		cfg.FeeTiers = defaults.FeeTiers
+	}
+	if !md.IsDefined("house") {
+		cfg.House = defaults.House
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
 		keys := make([]string, len(undecoded))
@@ -136,16 +189,22 @@ func loadConfig(path string) (fileConfig, error) {
 	return cfg, nil
 }
 
-// keyHashes resolves each house party's API key (from the file or the environment) to
-// the hash the desk stores.
-func (c fileConfig) houseParties(getenv func(string) string) ([]ledgeradapter.House, error) {
+// houseParties resolves each house party's API key (from the file, the environment, or
+// drawnKey when neither names one) to the hash the desk stores, and checks the strategy keys.
+func (c fileConfig) houseParties(getenv func(string) string, drawnKey func(name string) (string, error)) ([]ledgeradapter.House, error) {
 	var out []ledgeradapter.House
 	for _, h := range c.House {
 		key := h.APIKey
-		if h.APIKeyEnv != "" {
+		switch {
+		case h.APIKeyEnv != "":
 			key = getenv(h.APIKeyEnv)
 			if key == "" {
 				return nil, fmt.Errorf("house party %q: environment variable %s is empty", h.Name, h.APIKeyEnv)
+			}
+		case key == "" && drawnKey != nil:
+			var err error
+			if key, err = drawnKey(h.Name); err != nil {
+				return nil, fmt.Errorf("house party %q: %w", h.Name, err)
 			}
 		}
 		if len(key) < 16 {
@@ -155,13 +214,25 @@ func (c fileConfig) houseParties(getenv func(string) string) ([]ledgeradapter.Ho
 		if role != machine.HouseTaker && role != machine.HouseMaker {
 			return nil, fmt.Errorf("house party %q: role must be taker or maker", h.Name)
 		}
+		if (h.SpreadBps != nil || h.MaxShareBps != nil) && !h.Strategy {
+			return nil, fmt.Errorf("house party %q: spread_bps and max_share_bps need strategy = true", h.Name)
+		}
+		if h.Strategy {
+			if role != machine.HouseMaker {
+				return nil, fmt.Errorf("house party %q: strategy = true needs role = \"maker\"", h.Name)
+			}
+			if err := h.params().Validate(); err != nil {
+				return nil, fmt.Errorf("house party %q: %w", h.Name, err)
+			}
+		}
 		out = append(out, ledgeradapter.House{Hint: h.Name, Role: role, KeyHash: transport.HashKey(key), Fund: h.Fund})
 	}
 	return out, nil
 }
 
-// resolve turns the file configuration into the desk's and the ledger's.
-func (c fileConfig) resolve(getenv func(string) string) (machine.Config, node.LedgerSpec, error) {
+// resolve turns the file configuration into the desk's and the ledger's. drawnKey supplies
+// the key of a house party whose table names none (nil: such a table is refused).
+func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name string) (string, error)) (machine.Config, node.LedgerSpec, error) {
 	network := machine.Network(c.Network)
 	switch network {
 	case machine.Testnet, machine.Sandbox, machine.Mainnet:
@@ -194,7 +265,7 @@ func (c fileConfig) resolve(getenv func(string) string) (machine.Config, node.Le
 	for _, t := range c.FeeTiers {
 		m.FeeTiers = append(m.FeeTiers, machine.FeeTier{MinNotionalUSD: t.MinNotionalUSD, FeeBps: t.FeeBps})
 	}
-	house, err := c.houseParties(getenv)
+	house, err := c.houseParties(getenv, drawnKey)
 	if err != nil {
 		return machine.Config{}, node.LedgerSpec{}, err
 	}

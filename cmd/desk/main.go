@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -88,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, out)
 		return 0
 	}
-	deskCfg, spec, err := fc.resolve(getenv)
+	deskCfg, spec, err := fc.resolve(getenv, houseKeys(f.data))
 	if err != nil {
 		fmt.Fprintln(stderr, "configuration:", err)
 		return 2
@@ -109,12 +110,19 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 }
 
 // sinkProxy lets the node start before the transport whose hub receives its events: the
-// loop's first input (Boot) has no socket to reach.
-type sinkProxy struct{ hub atomic.Pointer[transport.Hub] }
+// loop's first input (Boot) has no socket to reach. It also tees the events of the in-desk
+// house makers' parties to them (without blocking: see houseRouter.route).
+type sinkProxy struct {
+	hub    atomic.Pointer[transport.Hub]
+	houses atomic.Pointer[houseRouter]
+}
 
 func (s *sinkProxy) Deliver(out machine.Outputs) {
 	if h := s.hub.Load(); h != nil {
 		h.Deliver(out)
+	}
+	if r := s.houses.Load(); r != nil {
+		r.route(out)
 	}
 }
 
@@ -136,6 +144,28 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	})
 	sink.hub.Store(srv.Hub())
 
+	makers := newHouseMakers(fc, n.Config, n.Loop, logger)
+	router := houseRouter{}
+	for _, h := range makers {
+		router[h.party] = h
+	}
+	sink.houses.Store(&router)
+	houseCtx, stopHouses := context.WithCancel(context.Background())
+	var houses sync.WaitGroup
+	defer houses.Wait()
+	defer stopHouses()
+	for _, h := range makers {
+		openCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := h.open(openCtx)
+		cancel()
+		if err != nil {
+			_ = n.Close(context.Background())
+			return err
+		}
+		houses.Add(1)
+		go func() { defer houses.Done(); h.run(houseCtx) }()
+	}
+
 	api, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		_ = n.Close(context.Background())
@@ -149,7 +179,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	}
 	var readyFlag atomic.Bool
 	httpAPI := srv.HTTPServer(f.addr)
-	httpAdmin := &http.Server{Handler: adminHandler(n, srv, &readyFlag), ReadHeaderTimeout: 5 * time.Second}
+	httpAdmin := &http.Server{Handler: adminHandler(n, srv, &readyFlag, makers), ReadHeaderTimeout: 5 * time.Second}
 	errs := make(chan error, 2)
 	go func() { errs <- httpAPI.Serve(api) }()
 	go func() { errs <- httpAdmin.Serve(admin) }()
@@ -180,6 +210,8 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("close stream sockets", "err", err)
 	}
+	stopHouses()
+	houses.Wait()
 	if err := n.Close(shutdownCtx); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
