@@ -42,6 +42,9 @@ type Desk struct {
 	Held map[uint64]*HeldReply `json:"held"`
 
 	Deadlines deadlineQueue `json:"deadlines"`
+	// FailedTrades are the newest failed trades, oldest first, kept for HistoryRetention
+	// failures (their history rows outlive them).
+	FailedTrades []string `json:"failedTrades,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 }

@@ -163,6 +163,9 @@ type Trade struct {
 	Allocations []AllocationRef `json:"allocations"` // the taker's and the fee party's
 	Actions     []string        `json:"actions"`     // the taker's allocate actions, current ones
 	FailReason  string          `json:"failReason,omitempty"`
+	// Lists counts the parties' trade lists that name this settled trade; it is forgotten
+	// when none does any more.
+	Lists int `json:"lists,omitempty"`
 }
 
 func (t *Trade) getState() State  { return t.State }

@@ -230,11 +230,13 @@ func (h HistoryRow) dto() RfqHistoryDTO {
 	return out
 }
 
-// appendBounded appends v and keeps at most limit newest elements.
+// appendBounded appends v and keeps at most limit newest elements. Dropping the oldest
+// reslices rather than copies, so an append costs O(1) amortised; append reallocates the
+// backing array, copying only the kept elements, once its capacity is used up.
 func appendBounded[T any](s []T, v T, limit int) []T {
 	s = append(s, v)
 	if len(s) > limit {
-		s = append(s[:0:0], s[len(s)-limit:]...)
+		s = s[len(s)-limit:]
 	}
 	return s
 }

@@ -377,7 +377,7 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	dto := a.d.tradeDTO(t)
 	for _, id := range []string{t.Taker, t.Maker} {
 		if p := a.d.Parties[id]; p != nil {
-			p.Trades = appendBounded(p.Trades, t.ID, a.d.Cfg.HistoryRetention)
+			a.listTrade(p, t)
 		}
 		a.emit(id, EvTradeSettled, dto)
 	}
@@ -396,7 +396,6 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 			a.endQuote(q, TrigLose)
 		}
 	}
-	a.forgetTrades()
 }
 
 // settleRetryDelay spaces settle retries after a transient ledger failure.
@@ -467,25 +466,30 @@ func (a *applier) tradeFailed(t *Trade, reason string) {
 	}
 	a.recordHistory(r, "failed", reason, a.d.hintOf(t.Maker))
 	a.rfqDeadline(r.ID)
-	a.forgetTrades()
-}
-
-// forgetTrades drops finished trades that no party's bounded trade list names any more.
-// Failed trades live in the history rows; settled ones in the parties' trade lists.
-func (a *applier) forgetTrades() {
-	if len(a.d.Trades) <= 4*a.d.Cfg.HistoryRetention {
-		return
-	}
-	named := map[string]bool{}
-	for _, p := range a.d.Parties {
-		for _, id := range p.Trades {
-			named[id] = true
-		}
-	}
-	for _, id := range sortedKeys(a.d.Trades) {
-		t := a.d.Trades[id]
-		if (t.State == TradeSettled || t.State == TradeFailed) && !named[id] {
+	a.d.FailedTrades = append(a.d.FailedTrades, t.ID)
+	if over := len(a.d.FailedTrades) - a.d.Cfg.HistoryRetention; over > 0 {
+		for _, id := range a.d.FailedTrades[:over] {
 			delete(a.d.Trades, id)
 		}
+		a.d.FailedTrades = a.d.FailedTrades[over:]
 	}
+}
+
+// listTrade adds a settled trade to a party's bounded trade list. A trade that no list
+// names any more is forgotten: the cost is constant per trade, whatever the desk's size.
+func (a *applier) listTrade(p *Party, t *Trade) {
+	p.Trades = append(p.Trades, t.ID)
+	t.Lists++
+	over := len(p.Trades) - a.d.Cfg.HistoryRetention
+	if over <= 0 {
+		return
+	}
+	for _, id := range p.Trades[:over] {
+		if old, ok := a.d.Trades[id]; ok {
+			if old.Lists--; old.Lists <= 0 {
+				delete(a.d.Trades, id)
+			}
+		}
+	}
+	p.Trades = p.Trades[over:]
 }
