@@ -59,6 +59,8 @@ type env struct {
 	house    string
 	inputs   []Input
 	seq      int
+	// livePrep is the live prepared transaction of snapshotScenario.
+	livePrep string
 }
 
 func newEnv(t testing.TB, profile Profile) *env {
