@@ -90,8 +90,8 @@ type actor struct {
 
 	// habits
 	pPrompt, pLate, pPartial float64 // signing: promptly, late, partly; never is the rest
-	pQuote                           float64
-	spreadBps                        int
+	pQuote                   float64
+	spreadBps                int
 
 	invites  map[string]machine.RfqDTO
 	myQuote  map[string]string // rfq → latest acknowledged quote id

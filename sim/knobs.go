@@ -13,7 +13,7 @@ type Knobs struct {
 	Seed     uint64        `json:"seed"`
 	Duration time.Duration `json:"duration"` // simulated time of the busy phase
 	Makers   int           `json:"makers"`
-	Takers   int           `json:"takers"` // registered takers; the house taker comes on top
+	Takers   int           `json:"takers"`  // registered takers; the house taker comes on top
 	RFQRate  float64       `json:"rfqRate"` // RFQs per simulated second, over all takers
 	Faults   string        `json:"faults"`  // none, mild or harsh
 	// CrashRate is the probability that the desk process crashes after any one step.
@@ -21,6 +21,9 @@ type Knobs struct {
 	// CheckpointEvery and SnapshotEvery count desk inputs between checkpoints and snapshots.
 	CheckpointEvery int `json:"checkpointEvery"`
 	SnapshotEvery   int `json:"snapshotEvery"`
+	// LedgerCheckEvery is how many ledger-changing steps pass between full ledger
+	// invariant walks: 1 walks after every one, 0 adapts to the ledger's size.
+	LedgerCheckEvery int `json:"ledgerCheckEvery"`
 	// RequireCoverage fails the run (exit 5) when a coverage goal was never reached; meant
 	// for long runs.
 	RequireCoverage bool `json:"requireCoverage"`
@@ -45,6 +48,8 @@ func (k Knobs) Validate() error {
 		return fmt.Errorf("rfq-rate must be in (0, 100]")
 	case k.CrashRate < 0 || k.CrashRate > 0.5:
 		return fmt.Errorf("crash-rate must be in [0, 0.5]")
+	case k.LedgerCheckEvery < 0:
+		return fmt.Errorf("ledger-check-every must not be negative")
 	case k.CheckpointEvery < 1 || k.SnapshotEvery < 1:
 		return fmt.Errorf("checkpoint and snapshot intervals must be positive")
 	}
@@ -63,6 +68,9 @@ func (k Knobs) Command() string {
 	}
 	if k.SnapshotEvery != DefaultKnobs().SnapshotEvery {
 		s += fmt.Sprintf(" -snapshot-every %d", k.SnapshotEvery)
+	}
+	if k.LedgerCheckEvery != 0 {
+		s += fmt.Sprintf(" -ledger-check-every %d", k.LedgerCheckEvery)
 	}
 	if k.RequireCoverage {
 		s += " -require-coverage"

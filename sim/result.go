@@ -22,6 +22,7 @@ type Stats struct {
 	LedgerFailures map[string]int `json:"ledgerFailures"`
 	Crashes        uint64         `json:"crashes"`
 	Checks         uint64         `json:"checks"`
+	LedgerWalks    uint64         `json:"ledgerWalks"` // full ledger invariant walks among Checks
 	Events         uint64         `json:"events"` // stream frames delivered to actors
 
 	Registrations  int            `json:"registrations"`
@@ -109,8 +110,8 @@ func (k Knobs) Header(m Mix) string {
 // WriteSummary prints the end-of-run summary.
 func (r *Result) WriteSummary(w io.Writer) {
 	st := &r.Stats
-	fmt.Fprintf(w, "simulated %s in %d steps; %d desk inputs, %d ledger calls, %d crashes survived, %d snapshots, %d invariant checks\n",
-		r.SimTime.Round(time.Millisecond), r.Steps, st.Inputs, st.LedgerCalls, st.Crashes, st.Snapshots, st.Checks)
+	fmt.Fprintf(w, "simulated %s in %d steps; %d desk inputs, %d ledger calls, %d crashes survived, %d snapshots, %d invariant checks (%d full ledger walks)\n",
+		r.SimTime.Round(time.Millisecond), r.Steps, st.Inputs, st.LedgerCalls, st.Crashes, st.Snapshots, st.Checks, st.LedgerWalks)
 	fmt.Fprintf(w, "registrations %d, key rotations %d; RFQs %d (refused %d, expired %d); quotes %d (anchored %d, expired %d); accepts %d\n",
 		st.Registrations, st.Rotations, st.RFQs, st.RFQsRefused, st.RFQsExpired, st.Quotes, st.QuotesAnchored, st.QuotesExpired, st.Accepts)
 	fmt.Fprintf(w, "trades settled %d; failed %s; unsigned action batches %d\n", st.TradesSettled, countsString(st.TradesFailed), st.Unsigned)

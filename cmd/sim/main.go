@@ -37,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	crash := fs.Float64("crash-rate", def.CrashRate, "probability of a desk crash after each step")
 	checkpoint := fs.Int("checkpoint-every", def.CheckpointEvery, "desk inputs between checkpoints")
 	snapshot := fs.Int("snapshot-every", def.SnapshotEvery, "desk inputs between snapshots")
+	ledgerCheck := fs.Int("ledger-check-every", def.LedgerCheckEvery, "ledger-changing steps between full ledger invariant walks (1: every one; 0: adaptive)")
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
 	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made (default: the temp dir)")
@@ -46,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	for i := 0; i < *seeds; i++ {
 		k := sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
-			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, RequireCoverage: *requireCov}
+			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, LedgerCheckEvery: *ledgerCheck, RequireCoverage: *requireCov}
 		s, err := sim.New(k)
 		if err != nil {
 			fmt.Fprintf(stderr, "sim: %v\n", err)
