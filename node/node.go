@@ -86,16 +86,23 @@ type Node struct {
 	drawnDeskSeed, drawnLedgerSeed bool
 	lastLedger                     atomic.Pointer[journal.Pending]
 	log                            *slog.Logger
+	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
+	// is the record the newest ledger snapshot covers (ledger_snapshot.go).
+	ledgerSpec    LedgerSpec
+	ledgerSnapSeq atomic.Uint64
 }
 
 // Recovery describes a start.
 type Recovery struct {
-	Fresh          bool   // nothing was on disk
-	SnapshotSeq    uint64 // the desk snapshot restored, 0 for none
-	DeskInputs     uint64 // desk records replayed after it
-	LedgerInputs   uint64 // ledger records replayed
-	Checkpoints    int    // checkpoints whose digest was verified
-	DigestMismatch int    // checkpoints whose digest differed (a determinism bug)
+	Fresh       bool   // nothing was on disk
+	SnapshotSeq uint64 // the desk snapshot restored, 0 for none
+	DeskInputs  uint64 // desk records replayed after it
+	// LedgerSnapshotSeq is the ledger snapshot restored (the ledger journal record it
+	// covers), 0 for none.
+	LedgerSnapshotSeq uint64
+	LedgerInputs      uint64 // ledger records replayed (after the ledger snapshot)
+	Checkpoints       int    // checkpoints whose digest was verified
+	DigestMismatch    int    // checkpoints whose digest differed (a determinism bug)
 }
 
 // genesisRecord is the first record of each journal.
@@ -135,6 +142,7 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.ledgerSpec = spec
 	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: opts.Clock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: opts.FaultPlan, Sleep: opts.Sleep,
@@ -221,15 +229,16 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 		}
 		return spec, nil
 	}
-	var g genesisRecord
-	if err := readFirst(n.ledgerLog, &g); err != nil || g.Ledger == nil {
-		return spec, fmt.Errorf("read the ledger genesis record: %v", err)
+	// Record 1, or the copy in the newest ledger snapshot once record 1 is pruned.
+	journaled, err := readLedgerGenesis(n.ledgerLog)
+	if err != nil {
+		return spec, err
 	}
 	if n.drawnLedgerSeed {
-		spec.Seed = g.Ledger.Seed
+		spec.Seed = journaled.Seed
 	}
-	n.warnIfChanged("ledger genesis", spec, *g.Ledger)
-	return *g.Ledger, nil
+	n.warnIfChanged("ledger genesis", spec, journaled)
+	return journaled, nil
 }
 
 // readFirst decodes the journal's record 1.
@@ -281,14 +290,20 @@ func (n *Node) warnIfChanged(what string, given, journaled any) {
 	}
 }
 
-// replayLedger applies every journaled ledger input after genesis.
+// replayLedger recovers the ledger: the newest ledger snapshot, if any, replaces the
+// genesis ledger, then the journaled inputs after it are replayed (ledger_snapshot.go).
 func (n *Node) replayLedger() error {
 	if n.ledgerLog == nil {
 		return nil
 	}
-	count, err := ReplayLedger(n.ledgerLog, n.Ledger.L)
-	n.Recovered.LedgerInputs = count
-	return err
+	l, rec, err := RecoverLedger(n.ledgerLog, n.Ledger.L)
+	if err != nil {
+		return err
+	}
+	n.Ledger.L = l
+	n.ledgerSnapSeq.Store(rec.SnapshotSeq)
+	n.Recovered.LedgerSnapshotSeq, n.Recovered.LedgerInputs = rec.SnapshotSeq, rec.Inputs
+	return nil
 }
 
 func decodeLedgerInput(raw []byte) (ledgersim.Input, error) {
@@ -335,7 +350,7 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec.LedgerInputs, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.Fresh
+	rec.LedgerInputs, rec.LedgerSnapshotSeq, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.LedgerSnapshotSeq, n.Recovered.Fresh
 	n.Recovered = rec
 	if n.drawnDeskSeed {
 		cfg.Seed = desk.Cfg.Seed
@@ -344,8 +359,10 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	return desk, nil
 }
 
-// saveSnapshot stores a desk snapshot and prunes what no restart needs any more.
+// saveSnapshot stores a desk snapshot and prunes what no restart needs any more; the
+// ledger is snapshotted (and its journal pruned) alongside, in ledger_snapshot.go.
 func (n *Node) saveSnapshot(seq uint64, state []byte) {
+	defer n.saveLedgerSnapshot()
 	if err := n.deskLog.SaveSnapshot(seq, state); err != nil {
 		n.log.Error("save desk snapshot", "seq", seq, "err", err)
 		return
