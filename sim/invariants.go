@@ -358,8 +358,12 @@ func (s *Sim) checkDesk() {
 		}
 	}
 	// A quote the taker sees has landed: every live one's allocations exist on the ledger.
-	for _, a := range s.actors {
-		if a.role == roleMaker || a.reg != regDone {
+	// One taker per step, in turn (a read costs a sort of every RFQ); the takers' own
+	// reads are checked too.
+	s.checkTurn++
+	takers := s.actors[s.k.Makers:]
+	for _, a := range []*actor{takers[s.checkTurn%uint64(len(takers))]} {
+		if a.reg != regDone {
 			continue
 		}
 		rep := machine.Read(d, s.now, a.keyHash, machine.QRfqMine{})

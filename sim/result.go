@@ -23,7 +23,7 @@ type Stats struct {
 	Crashes        uint64         `json:"crashes"`
 	Checks         uint64         `json:"checks"`
 	LedgerWalks    uint64         `json:"ledgerWalks"` // full ledger invariant walks among Checks
-	Events         uint64         `json:"events"` // stream frames delivered to actors
+	Events         uint64         `json:"events"`      // stream frames delivered to actors
 
 	Registrations  int            `json:"registrations"`
 	Rotations      int            `json:"rotations"`

@@ -81,6 +81,7 @@ type Sim struct {
 
 	dirtyDesk, dirtyLedger bool
 	ledgerSteps            uint64 // steps that changed the ledger
+	checkTurn              uint64 // whose reads checkDesk looks at
 	steps                  uint64
 	failure                *Failure
 	stats                  Stats
@@ -264,13 +265,13 @@ func (s *Sim) afterStep() {
 
 // ledgerCheckDue says whether this ledger-changing step gets the full ledger walk
 // (CheckInvariants costs time in the ledger's size). With LedgerCheckEvery 1 every such
-// step does; with 0 (adaptive) the first 200 do, then every n-th with n growing with the
+// step does; with 0 (adaptive) the first 100 do, then every n-th with n growing with the
 // ledger's history, which keeps the total cost linear. Recovery and the end always walk.
 // The choice never changes the run itself, only how closely it is watched.
 func (s *Sim) ledgerCheckDue() bool {
 	every := uint64(s.k.LedgerCheckEvery)
 	if every == 0 {
-		every = 1 + s.ledgerSteps/200
+		every = 1 + s.ledgerSteps/100
 	}
 	return s.ledgerSteps%every == 0
 }

@@ -22,7 +22,8 @@ func run(t *testing.T, k Knobs) *Result {
 
 func knobs(seed uint64, faults string, crash float64) Knobs {
 	k := DefaultKnobs()
-	k.Seed, k.Faults, k.CrashRate, k.Duration = seed, faults, crash, 2*time.Minute
+	k.Seed, k.Faults, k.CrashRate, k.Duration = seed, faults, crash, 90*time.Second
+	k.Makers, k.Takers = 4, 2
 	return k
 }
 
