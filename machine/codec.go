@@ -1,9 +1,11 @@
 package machine
 
 import (
-	"crypto/sha256"
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -31,36 +33,88 @@ var inputKinds = map[string]func() Input{
 	Checkpoint{}.Kind():       func() Input { return &Checkpoint{} },
 }
 
-// journalRecord is the journaled form of an envelope.
+// Journal records.
+//
+// A record is one JSON object per input, so a record stays readable by any JSON tool:
+//
+//	version 1: {"v":1,"seq":7,"at":"2026-03-01T12:00:00.5Z","kind":"rfq.create","input":{...}}
+//	version 2: {"v":2,"seq":7,"at":"2026-03-01T12:00:00.5Z","kind":"rfq.create","bin":"<base64>"}
+//
+// Version 2 (written since) carries the input in its binary encoding (inputcodec.go), base64
+// in "bin", and its checkpoints carry Desk.Digest; version 1 carried the input's JSON, and
+// its checkpoints the state's JSON digest (Desk.LegacyDigest, Checkpoint.Scheme DigestJSON).
+// DecodeEnvelope reads both. It parses the exact layout EncodeEnvelope writes in a single
+// pass, and any other spelling of the same object with encoding/json.
+
+// journalRecord is the generic JSON form of a record of either version.
 type journalRecord struct {
 	V     int             `json:"v"`
 	Seq   uint64          `json:"seq"`
 	At    time.Time       `json:"at"`
 	Kind  string          `json:"kind"`
-	Input json.RawMessage `json:"input"`
+	Input json.RawMessage `json:"input,omitempty"` // version 1
+	Bin   []byte          `json:"bin,omitempty"`   // version 2
 }
 
 // recordVersion is the version of the journal record encoding written by this desk.
-const recordVersion = 1
+const recordVersion = 2
 
-// EncodeEnvelope renders an envelope as a self-describing journal record.
+// EncodeEnvelope renders an envelope as a self-describing journal record (version 2).
 func EncodeEnvelope(env Envelope) ([]byte, error) {
-	body, err := json.Marshal(env.Input)
-	if err != nil {
+	e := &encoder{b: make([]byte, 0, 256)}
+	if err := encodeInput(e, env.Input); err != nil {
 		return nil, fmt.Errorf("encode %s input: %w", env.Input.Kind(), err)
 	}
-	return json.Marshal(journalRecord{V: recordVersion, Seq: env.Seq, At: env.At, Kind: env.Input.Kind(), Input: body})
+	kind := env.Input.Kind()
+	if !plainJSONString(kind) {
+		return nil, fmt.Errorf("input kind %q cannot be journaled", kind)
+	}
+	out := make([]byte, 0, 96+len(kind)+base64.StdEncoding.EncodedLen(len(e.b)))
+	out = append(out, `{"v":2,"seq":`...)
+	out = strconv.AppendUint(out, env.Seq, 10)
+	out = append(out, `,"at":"`...)
+	out = env.At.AppendFormat(out, time.RFC3339Nano)
+	out = append(out, `","kind":"`...)
+	out = append(out, kind...)
+	out = append(out, `","bin":"`...)
+	out = base64.StdEncoding.AppendEncode(out, e.b)
+	return append(out, `"}`...), nil
 }
 
-// DecodeEnvelope reads a journal record written by EncodeEnvelope.
+// plainJSONString reports whether s needs no escaping inside a JSON string.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeEnvelope reads a journal record of any version this desk knows (1 and 2).
 func DecodeEnvelope(b []byte) (Envelope, error) {
+	if env, ok, err := decodeV2Fast(b); ok {
+		return env, err
+	}
 	var rec journalRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return Envelope{}, fmt.Errorf("decode journal record: %w", err)
 	}
-	if rec.V < 1 || rec.V > recordVersion {
-		return Envelope{}, fmt.Errorf("journal record version %d is not one this desk reads (1..%d)", rec.V, recordVersion)
+	switch rec.V {
+	case 1:
+		return decodeV1(rec)
+	case 2:
+		in, err := decodeInput(&decoder{b: rec.Bin}, rec.Kind)
+		if err != nil {
+			return Envelope{}, err
+		}
+		return Envelope{Seq: rec.Seq, At: rec.At, Input: in}, nil
 	}
+	return Envelope{}, fmt.Errorf("journal record version %d is not one this desk reads (1..%d)", rec.V, recordVersion)
+}
+
+// decodeV1 decodes the JSON input of a version-1 record.
+func decodeV1(rec journalRecord) (Envelope, error) {
 	mk, ok := inputKinds[rec.Kind]
 	if !ok {
 		return Envelope{}, fmt.Errorf("unknown journal input kind %q", rec.Kind)
@@ -69,7 +123,78 @@ func DecodeEnvelope(b []byte) (Envelope, error) {
 	if err := json.Unmarshal(rec.Input, ptr); err != nil {
 		return Envelope{}, fmt.Errorf("decode %s input: %w", rec.Kind, err)
 	}
-	return Envelope{Seq: rec.Seq, At: rec.At, Input: deref(ptr)}, nil
+	in := deref(ptr)
+	if cp, ok := in.(Checkpoint); ok && cp.Scheme == "" {
+		cp.Scheme = DigestJSON // version-1 desks digested the state's JSON
+		in = cp
+	}
+	return Envelope{Seq: rec.Seq, At: rec.At, Input: in}, nil
+}
+
+// decodeV2Fast decodes a version-2 record in exactly the layout EncodeEnvelope writes. ok is
+// false when b is not in that layout (it may still be a valid record of another spelling or
+// version); then nothing was decided.
+func decodeV2Fast(b []byte) (env Envelope, ok bool, err error) {
+	rest, found := bytes.CutPrefix(b, []byte(`{"v":2,"seq":`))
+	if !found {
+		return Envelope{}, false, nil
+	}
+	i := 0
+	for i < len(rest) && i < 20 && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	seq, perr := strconv.ParseUint(string(rest[:i]), 10, 64)
+	if perr != nil || (i > 1 && rest[0] == '0') {
+		return Envelope{}, false, nil
+	}
+	rest, found = bytes.CutPrefix(rest[i:], []byte(`,"at":"`))
+	if !found {
+		return Envelope{}, false, nil
+	}
+	at, rest, found := cutQuoted(rest)
+	if !found {
+		return Envelope{}, false, nil
+	}
+	rest, found = bytes.CutPrefix(rest, []byte(`,"kind":"`))
+	if !found {
+		return Envelope{}, false, nil
+	}
+	kind, rest, found := cutQuoted(rest)
+	if !found {
+		return Envelope{}, false, nil
+	}
+	rest, found = bytes.CutPrefix(rest, []byte(`,"bin":"`))
+	if !found {
+		return Envelope{}, false, nil
+	}
+	bin, rest, found := cutQuoted(rest)
+	if !found || string(rest) != "}" {
+		return Envelope{}, false, nil
+	}
+	t, terr := time.Parse(time.RFC3339Nano, string(at))
+	if terr != nil {
+		return Envelope{}, false, nil
+	}
+	body := make([]byte, base64.StdEncoding.DecodedLen(len(bin)))
+	n, berr := base64.StdEncoding.Decode(body, bin)
+	if berr != nil {
+		return Envelope{}, false, nil
+	}
+	in, err := decodeInput(&decoder{b: body[:n]}, string(kind))
+	if err != nil {
+		return Envelope{}, true, err
+	}
+	return Envelope{Seq: seq, At: t, Input: in}, true, nil
+}
+
+// cutQuoted returns the bytes up to the next '"' (which must not be escaped: the fast
+// layout has no escapes) and what follows that quote.
+func cutQuoted(b []byte) (in, rest []byte, ok bool) {
+	j := bytes.IndexByte(b, '"')
+	if j < 0 || bytes.IndexByte(b[:j], '\\') >= 0 {
+		return nil, nil, false
+	}
+	return b[:j], b[j+1:], true
 }
 
 // deref turns the pointer a constructor made back into the value type Apply switches on.
@@ -117,26 +242,4 @@ func deref(in Input) Input {
 		return *v
 	}
 	return in
-}
-
-// Digest is the SHA-256 of the desk's whole state in its canonical JSON form (encoding/json
-// sorts map keys), so two desks that applied the same inputs have the same digest.
-func (d *Desk) Digest() ([32]byte, error) {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return [32]byte{}, fmt.Errorf("encode desk state: %w", err)
-	}
-	return sha256.Sum256(b), nil
-}
-
-// Restore rebuilds a desk from the JSON a snapshot saved (json.Marshal of a Desk).
-func Restore(b []byte) (*Desk, error) {
-	d := &Desk{}
-	if err := json.Unmarshal(b, d); err != nil {
-		return nil, fmt.Errorf("decode desk snapshot: %w", err)
-	}
-	if err := d.Cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("snapshot configuration: %w", err)
-	}
-	return d, nil
 }
