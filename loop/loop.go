@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,7 +56,8 @@ type Config struct {
 	// CheckpointEvery, when positive, makes the loop journal a machine.Checkpoint with the
 	// desk's digest every that many inputs, and hand the same state to Snapshot.
 	CheckpointEvery int
-	// Snapshot, if set, saves the desk state (JSON) as of input seq. It is called on a
+	// Snapshot, if set, saves the desk state (machine.Desk.EncodeSnapshot, which
+	// machine.Restore reads) as of input seq. It is called on a
 	// goroutine of its own, one at a time; a snapshot due while one is running is skipped.
 	Snapshot func(seq uint64, state []byte)
 	// QueueSize bounds the requests waiting for the loop (default 4096).
@@ -195,7 +195,8 @@ func (l *Loop) Start() {
 }
 
 // Stop stops accepting requests, lets the inputs already applied become durable and
-// their outputs leave, and stops the workers. Requests still queued get ErrStopped.
+// their outputs leave, and stops the workers (and waits for a snapshot being saved).
+// Requests still queued get ErrStopped.
 func (l *Loop) Stop(ctx context.Context) error {
 	close(l.stop)
 	select {
@@ -390,19 +391,21 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 // checkpoint journals the desk's digest and hands the same state to the snapshotter.
 func (l *Loop) checkpoint() {
 	l.sinceCheckpoint = 0
-	state, err := json.Marshal(l.cfg.Desk)
+	state, err := l.cfg.Desk.EncodeSnapshot()
 	if err != nil {
 		l.cfg.Logger.Error("encode desk state for a checkpoint", "err", err)
 		return
 	}
 	seq := l.seq - 1
 	if l.cfg.Snapshot != nil && l.snapshotting.CompareAndSwap(false, true) {
+		l.workers.Add(1) // Stop waits for the save, so a closed journal never sees it
 		go func() {
+			defer l.workers.Done()
 			defer l.snapshotting.Store(false)
 			l.cfg.Snapshot(seq, state)
 		}()
 	}
-	sum := sha256.Sum256(state)
+	sum := sha256.Sum256(state) // = Desk.Digest, without encoding the state twice
 	l.applyWith(machine.Checkpoint{Digest: hex.EncodeToString(sum[:])}, nil, nil)
 }
 

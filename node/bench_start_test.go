@@ -174,7 +174,7 @@ func BenchmarkStartToReady(b *testing.B) {
 	dir := b.TempDir()
 	desk, taker := templates(b, dir)
 	fill(b, desk, closedRFQs)
-	state, err := json.Marshal(desk)
+	state, err := desk.EncodeSnapshot() // what the loop's checkpoint saves
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func BenchmarkStartToReady(b *testing.B) {
 	if err := log.SaveSnapshot(log.LastSeq(), state); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("snapshot: %d closed RFQs, %d quotes, %d trades, %d done actions, %d deadlines, %d MB of JSON",
+	b.Logf("snapshot: %d closed RFQs, %d quotes, %d trades, %d done actions, %d deadlines, %d MB (binary snapshot)",
 		len(desk.RFQs), len(desk.Quotes), len(desk.Trades), len(desk.DoneActions), len(desk.Deadlines.Items), len(state)>>20)
 	for _, part := range []struct {
 		name string

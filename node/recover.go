@@ -66,37 +66,91 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 			return nil, rec, err
 		}
 	}
+	// Records are read and decoded on a second goroutine, in batches, while this one
+	// applies them in order: Apply stays single-threaded.
+	batches := make(chan []decodedRecord, 8)
+	quit := make(chan struct{})
+	go decodeRecords(log, from, batches, quit)
+	defer func() {
+		close(quit)
+		for range batches { // let the reader finish before the log may be closed
+		}
+	}()
+	for batch := range batches {
+		for _, r := range batch {
+			if r.err != nil {
+				return nil, rec, r.err
+			}
+			env := r.env
+			step := Step{Seq: r.seq, Envelope: env, Desk: desk}
+			if cp, ok := env.Input.(machine.Checkpoint); ok {
+				step.Checkpoint = true
+				verified, err := desk.VerifyCheckpoint(cp)
+				if err != nil {
+					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
+				}
+				step.Verified = verified
+				if step.Verified {
+					rec.Checkpoints++
+				} else {
+					rec.DigestMismatch++
+				}
+			}
+			machine.Apply(desk, env)
+			rec.DeskInputs++
+			if each != nil && !each(step) {
+				return desk, rec, nil
+			}
+		}
+	}
+	return desk, rec, nil
+}
+
+// decodedRecord is a desk record decoded ahead of its application, or the error that ends
+// the replay there.
+type decodedRecord struct {
+	seq uint64
+	env machine.Envelope
+	err error
+}
+
+// decodeRecords reads and decodes the desk records from seq on and sends them in batches;
+// it closes out when the log ends, at the first error (sent as the last record), or once
+// quit is closed.
+func decodeRecords(log journal.Log, from uint64, out chan<- []decodedRecord, quit <-chan struct{}) {
+	defer close(out)
+	const batchSize = 128
 	stop := errors.New("stop")
+	batch := make([]decodedRecord, 0, batchSize)
+	send := func() bool {
+		select {
+		case out <- batch:
+			batch = make([]decodedRecord, 0, batchSize)
+			return true
+		case <-quit:
+			return false
+		}
+	}
 	err := log.ReadFrom(from, func(seq uint64, raw []byte) error {
 		env, err := machine.DecodeEnvelope(raw)
 		if err != nil {
 			return fmt.Errorf("desk record %d: %w", seq, err)
 		}
-		step := Step{Seq: seq, Envelope: env, Desk: desk}
-		if cp, ok := env.Input.(machine.Checkpoint); ok {
-			step.Checkpoint = true
-			digest, err := desk.Digest()
-			if err != nil {
-				return err
-			}
-			step.Verified = fmt.Sprintf("%x", digest) == cp.Digest
-			if step.Verified {
-				rec.Checkpoints++
-			} else {
-				rec.DigestMismatch++
-			}
-		}
-		machine.Apply(desk, env)
-		rec.DeskInputs++
-		if each != nil && !each(step) {
+		batch = append(batch, decodedRecord{seq: seq, env: env})
+		if len(batch) == batchSize && !send() {
 			return stop
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, stop) {
-		return nil, rec, err
+	if errors.Is(err, stop) {
+		return
 	}
-	return desk, rec, nil
+	if err != nil {
+		batch = append(batch, decodedRecord{err: err})
+	}
+	if len(batch) > 0 {
+		send()
+	}
 }
 
 // ReplayLedger applies every ledger input journaled after genesis to l, which must be a
