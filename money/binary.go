@@ -65,6 +65,16 @@ func appendParts(b []byte, exp int32, neg bool, small uint64, big []byte) []byte
 	return binary.AppendUvarint(b, small)
 }
 
+// uvarint reads a minimally encoded uvarint (an overlong encoding of the same number is
+// refused, so that every value has one encoding).
+func uvarint(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n > 0 && n != len(binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64), v)) {
+		return 0, 0
+	}
+	return v, n
+}
+
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
@@ -72,7 +82,7 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // DecodeBinary reads one canonical binary Decimal from the start of b and returns it with
 // the number of bytes it took. It never panics, whatever b holds.
 func DecodeBinary(b []byte) (Decimal, int, error) {
-	h, n := binary.Uvarint(b)
+	h, n := uvarint(b)
 	if n <= 0 {
 		return Decimal{}, 0, ErrBadBinary
 	}
@@ -84,7 +94,7 @@ func DecodeBinary(b []byte) (Decimal, int, error) {
 	var out Decimal
 	out.d.Exponent, out.d.Negative = int32(exp), neg
 	if !isBig {
-		c, m := binary.Uvarint(b[n:])
+		c, m := uvarint(b[n:])
 		if m <= 0 {
 			return Decimal{}, 0, ErrBadBinary
 		}
@@ -101,7 +111,7 @@ func DecodeBinary(b []byte) (Decimal, int, error) {
 		out.d.Coeff.SetUint64(c)
 		return out, n, nil
 	}
-	l, m := binary.Uvarint(b[n:])
+	l, m := uvarint(b[n:])
 	if m <= 0 || l > maxBinaryCoeffLen || l > uint64(len(b)-n-m) {
 		return Decimal{}, 0, ErrBadBinary
 	}
