@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -15,10 +16,25 @@ import (
 // year 1 and nanoseconds, and decimals use money's canonical binary form. The encoding of a
 // value is a function of its content only, so it is fit for a digest.
 
-// encoder appends binary values to a buffer; the first error is kept.
+// encoder appends binary values to a buffer; the first error is kept. With w set, the
+// buffer is handed to w and emptied whenever flushSome finds it larger than flushAt.
 type encoder struct {
 	b   []byte
 	err error
+	w   io.Writer
+}
+
+// flushAt is the buffer size above which flushSome hands the buffer to the writer.
+const flushAt = 64 << 10
+
+// flushSome writes the buffer out when there is a writer and the buffer is large.
+func (e *encoder) flushSome() {
+	if e.w != nil && len(e.b) >= flushAt {
+		if _, err := e.w.Write(e.b); err != nil && e.err == nil {
+			e.err = err
+		}
+		e.b = e.b[:0]
+	}
 }
 
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }

@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"sort"
+
+	"slices"
 )
 
 // Desk snapshots.
@@ -26,12 +27,28 @@ const snapshotVersion = 1
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
 func (d *Desk) EncodeSnapshot() ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, 1<<16)}
+	e := &encoder{b: make([]byte, 0, d.sizeHint())}
+	if err := d.encodeSnapshot(e); err != nil {
+		return nil, err
+	}
+	return e.b, nil
+}
+
+// sizeHint estimates the size of the desk's binary snapshot, so that encoding it rarely
+// grows its buffer.
+func (d *Desk) sizeHint() int {
+	return 1<<16 + 1024*(len(d.Quotes)+len(d.Trades)+len(d.Actions)+len(d.Pending)) +
+		256*(len(d.RFQs)+len(d.Parties)+len(d.Registrations)) + 96*(len(d.DoneActions)+len(d.Deadlines.Items))
+}
+
+// encodeSnapshot writes the snapshot through e (whose buffer may be flushed to a hash as
+// it goes).
+func (d *Desk) encodeSnapshot(e *encoder) error {
 	e.b = append(e.b, snapshotMagic...)
 	e.uvarint(snapshotVersion)
 	cfg, err := json.Marshal(d.Cfg)
 	if err != nil {
-		return nil, fmt.Errorf("encode desk configuration: %w", err)
+		return fmt.Errorf("encode desk configuration: %w", err)
 	}
 	e.bytes(cfg)
 	e.uvarint(d.IDs.Seed)
@@ -71,19 +88,23 @@ func (d *Desk) EncodeSnapshot() ([]byte, error) {
 	e.uvarint(d.Deadlines.Next)
 	e.strs(d.FailedTrades)
 	if e.err != nil {
-		return nil, fmt.Errorf("encode desk state: %w", e.err)
+		return fmt.Errorf("encode desk state: %w", e.err)
 	}
-	return e.b, nil
+	return nil
 }
 
 // Digest is the SHA-256 of the desk's binary snapshot (EncodeSnapshot), a function of the
 // state alone, so two desks that applied the same inputs have the same digest.
 func (d *Desk) Digest() ([32]byte, error) {
-	b, err := d.EncodeSnapshot()
-	if err != nil {
+	h := sha256.New()
+	e := &encoder{b: make([]byte, 0, 2*flushAt), w: h}
+	if err := d.encodeSnapshot(e); err != nil {
 		return [32]byte{}, err
 	}
-	return sha256.Sum256(b), nil
+	h.Write(e.b)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, nil
 }
 
 // LegacyDigest is the digest desks wrote into checkpoints of version-1 journal records:
@@ -203,22 +224,23 @@ func writeMap[K string | uint64, V any](e *encoder, m map[K]V, val func(*encoder
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	slices.Sort(keys)
 	e.uvarint(uint64(len(keys)))
 	for _, k := range keys {
-		switch k := any(k).(type) {
-		case string:
-			e.str(k)
-		case uint64:
-			e.uvarint(k)
+		switch k := any(&k).(type) {
+		case *string:
+			e.str(*k)
+		case *uint64:
+			e.uvarint(*k)
 		}
 		v := m[k]
 		if isNilPtr(v) {
 			e.present(false)
-			continue
+		} else {
+			e.present(true)
+			val(e, v)
 		}
-		e.present(true)
-		val(e, v)
+		e.flushSome()
 	}
 }
 
