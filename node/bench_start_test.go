@@ -169,7 +169,7 @@ func fill(b *testing.B, d *machine.Desk, count int) {
 // closed RFQs: node.Open (the ledger journal replayed, the snapshot loaded and restored, the
 // loop started) until the loop answered a first read. Baselines of the same run over the
 // same snapshot: loading its bytes (journal read and checksum), and machine.Restore of
-// them (the JSON decoding). Target < 1 s (x-target = 1 s / s-ready ≥ 1 meets it).
+// them (the snapshot decoding). Target < 1 s (x-target = 1 s / s-ready ≥ 1 meets it).
 func BenchmarkStartToReady(b *testing.B) {
 	dir := b.TempDir()
 	desk, taker := templates(b, dir)
