@@ -140,15 +140,9 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 		}
 		x := a.d.Actions[e.ActionID]
 		_ = a.d.m().action.fire(x, TrigExecute)
-		x.Attempt++
 		held.Waiting++
-		a.call(LedgerCall{
-			CommandID:  fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt),
-			Op:         OpExecute,
-			ActAs:      x.Party,
-			PreparedID: x.PreparedID,
-			Signature:  append([]byte(nil), e.Signature...),
-		}, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: fmt.Sprint(i)})
+		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...)}
+		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: fmt.Sprint(i)})
 	}
 	if held.Waiting == 0 {
 		a.answerExecute(held)
@@ -157,6 +151,35 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 	a.d.Held[a.seq] = held
 	a.d.Deadlines.add(a.d.Now.Add(a.d.Cfg.ExecuteWait), DLExecuteWait, "", a.seq)
 }
+
+// sendExecute issues the action's execute under a fresh command id. The ledger deduplicates
+// on the prepared transaction, so sending it again never executes it twice.
+func (a *applier) sendExecute(x *Action, cont *Continuation) {
+	x.Attempt++
+	c := *x.Execute
+	c.CommandID = fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt)
+	a.call(c, cont)
+}
+
+// executeRetryDelay spaces the retries of an execute whose outcome is unknown.
+const executeRetryDelay = 2 * time.Second
+
+// executeRetry sends again an execute whose outcome the ledger could not tell, until it
+// answers for sure: the action stays executing (never a fresh allocation beside one that
+// may have landed), and the client sees it as in flight.
+func (a *applier) executeRetry(id string) {
+	x, ok := a.d.Actions[id]
+	if !ok || x.State != ActionExecuting || x.Execute == nil {
+		return
+	}
+	if _, inFlight := a.d.Pending[fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt)]; inFlight {
+		return
+	}
+	a.sendExecute(x, &Continuation{Kind: contExecute, Entity: x.ID})
+}
+
+// errInFlight marks an execute entry whose outcome is not known yet.
+var errInFlight = unavailable(CodeRetryLater, "the ledger has not told the outcome yet; the desk keeps asking, and the outcome will show in GET /tx/pending and the stream")
 
 // checkExecutable refuses an entry that cannot go to the ledger: unknown, another party's,
 // finished, expired, or already executing.
@@ -202,9 +225,13 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 	retry := false
 	switch {
 	case !ok || x.State != ActionExecuting:
-		// The action left the queue while executing (its flow died); a success still counts
-		// on the ledger, and the flow's own cleanup releases what it created.
+		// The action left the queue while executing. If it left because it executed (a
+		// duplicate answer of a retried execute), there is nothing to do; if its flow died,
+		// a success still counts on the ledger and what it created is released.
 		if ok {
+			break
+		}
+		if done := a.d.DoneActions[cont.Entity]; done != nil && done.Outcome == ActionDone {
 			break
 		}
 		if res.Failure == nil {
@@ -226,7 +253,11 @@ func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
 	case LedgerBadSignature:
 		a.backToPending(x)
 		return badRequest("the signature does not verify over the action's hash with the party key"), false
-	case LedgerUnavailable, LedgerInternal, LedgerUnknownOutcome:
+	case LedgerUnknownOutcome:
+		// It may have executed: only the same execute, sent again, can tell.
+		a.at(a.d.Now.Add(executeRetryDelay), DLExecuteRetry, x.ID)
+		return errInFlight, true
+	case LedgerUnavailable, LedgerInternal:
 		a.backToPending(x)
 		return unavailable(CodeRetryLater, "the ledger is unavailable or busy: %s", f.Message), true
 	case LedgerExpired:
@@ -272,9 +303,12 @@ func (a *applier) settleEntry(cont *Continuation, refusal *APIError, retry bool)
 	if e.Status != "" {
 		return
 	}
-	if refusal != nil {
+	switch {
+	case refusal == errInFlight:
+		e.Status, e.HTTPError = "in-flight", refusal
+	case refusal != nil:
 		e.fail(refusal, retry)
-	} else {
+	default:
 		e.Status = "executed"
 	}
 	held.Waiting--

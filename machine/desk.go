@@ -216,6 +216,7 @@ const (
 	DLAction       DeadlineKind = "action.expiry"
 	DLDoneAction   DeadlineKind = "action.forget"
 	DLExecuteWait  DeadlineKind = "execute.wait"
+	DLExecuteRetry DeadlineKind = "execute.retry"
 )
 
 // Deadline is a point in time at which something must happen to an entity. Deadlines are
@@ -312,6 +313,8 @@ func (a *applier) fire(dl Deadline) {
 		a.tradeWindowClosed(dl.ID)
 	case DLSettleRetry:
 		a.settleRetry(dl.ID)
+	case DLExecuteRetry:
+		a.executeRetry(dl.ID)
 	case DLAllocRetry:
 		a.allocRetry(dl.ID)
 	}

@@ -206,6 +206,9 @@ type Action struct {
 	TradeID     string    `json:"tradeId,omitempty"`
 	// Attempt counts the executes sent, so each gets its own command id.
 	Attempt int `json:"attempt"`
+	// Execute is the execute last sent (with its signature), kept while executing so that
+	// an unknown outcome can be settled by sending it again.
+	Execute *LedgerCall `json:"execute,omitempty"`
 	// Order is the id generator's counter when the action was made: GET /tx/pending lists
 	// actions in the order they were created (ids are random, timestamps may tie).
 	Order uint64 `json:"order"`

@@ -503,12 +503,21 @@ func (e *encoder) action(x *Action) {
 	e.str(x.TradeID)
 	e.int(x.Attempt)
 	e.uvarint(x.Order)
+	e.bool(x.Execute != nil)
+	if x.Execute != nil {
+		e.ledgerCall(x.Execute)
+	}
 }
 
 func (d *decoder) action() *Action {
-	return &Action{ID: d.str(), State: State(d.str()), Party: d.str(), Purpose: d.str(), Description: d.str(),
+	x := &Action{ID: d.str(), State: State(d.str()), Party: d.str(), Purpose: d.str(), Description: d.str(),
 		Hash: d.bytes(), PreparedID: d.str(), CreatedAt: d.time(), ExpiresAt: d.time(), Flow: FlowKind(d.str()),
 		FlowID: d.str(), LegID: d.str(), TradeID: d.str(), Attempt: d.int(), Order: d.uvarint()}
+	if d.bool() {
+		c := d.ledgerCall()
+		x.Execute = &c
+	}
+	return x
 }
 
 func (e *encoder) continuation(c *Continuation) {

@@ -172,7 +172,8 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 			a.tradeFailed(t, reasonTakerFunds)
 			return
 		}
-		a.tradeFailed(t, fmt.Sprintf("%s: %s", reasonTakerFunds, res.Failure.Message))
+		// The wire reason stays the documented one; the ledger's words are for the logs.
+		a.tradeFailed(t, reasonTakerFunds)
 		return
 	}
 	if res.AllocationCID != "" {
