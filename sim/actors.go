@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"time"
 
 	"github.com/deskco/rfqdesk/machine"
@@ -38,6 +39,7 @@ const maxAckedWrites = 4096
 // fails when the desk process dies under it.
 type request struct {
 	a    *actor
+	seq  uint64 // the actor's request order: crashed() fails requests in this order
 	dead bool
 	done bool
 	cb   func(machine.Reply)
@@ -86,6 +88,7 @@ type actor struct {
 	reg          regPhase
 	socket       uint64
 	inflight     map[*request]bool
+	nextReq      uint64 // numbers the actor's requests
 	faucetAt     time.Time
 
 	// habits
@@ -155,7 +158,8 @@ func (a *actor) uniform(lo, hi time.Duration) time.Duration {
 // send issues a command; cb gets the reply or lostConnection.
 func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
 	s := a.s
-	r := &request{a: a, cb: cb}
+	a.nextReq++
+	r := &request{a: a, seq: a.nextReq, cb: cb}
 	a.inflight[r] = true
 	s.after(s.netLatency(), func() {
 		if r.dead {
@@ -170,7 +174,8 @@ func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
 // input it may reflect to be durable.
 func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
 	s := a.s
-	r := &request{a: a, cb: cb}
+	a.nextReq++
+	r := &request{a: a, seq: a.nextReq, cb: cb}
 	a.inflight[r] = true
 	s.after(s.netLatency(), func() {
 		if r.dead {
@@ -207,7 +212,14 @@ func (a *actor) notify(in machine.Input, still func() bool) {
 
 // crashed: the desk died; every request in flight fails, the stream is gone.
 func (a *actor) crashed() {
+	// In request order, never map order: each failure draws a latency from the seeded
+	// generator, so the order decides the rest of the run.
+	reqs := make([]*request, 0, len(a.inflight))
 	for r := range a.inflight {
+		reqs = append(reqs, r)
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].seq < reqs[j].seq })
+	for _, r := range reqs {
 		r.dead = true
 		cb := r.cb
 		a.s.after(a.s.netLatency(), func() { cb(lostConnection) })
