@@ -19,14 +19,9 @@ func DeskGenesis(log journal.Log) (machine.Config, error) {
 	return *g.Config, nil
 }
 
-// LedgerGenesis reads the ledger spec journaled as a ledger journal's first record.
-func LedgerGenesis(log journal.Log) (LedgerSpec, error) {
-	var g genesisRecord
-	if err := readFirst(log, &g); err != nil || g.Ledger == nil {
-		return LedgerSpec{}, fmt.Errorf("read the ledger genesis record: %v", err)
-	}
-	return *g.Ledger, nil
-}
+// LedgerGenesis reads the ledger spec of a ledger journal: its first record or, once that
+// is pruned behind a snapshot, the spec the newest snapshot carries.
+func LedgerGenesis(log journal.Log) (LedgerSpec, error) { return readLedgerGenesis(log) }
 
 // Step is one desk input met while replaying, with the desk right after applying it.
 type Step struct {

@@ -71,10 +71,11 @@ func deskDigest(d *machine.Desk) (string, error) {
 
 // ledgerReplay is what replaying a ledger journal found.
 type ledgerReplay struct {
-	Ledger *ledgersim.Ledger
-	Inputs uint64
-	Upto   uint64 // the last ledger record applied (genesis is 1)
-	Digest string
+	Ledger      *ledgersim.Ledger
+	SnapshotSeq uint64 // the ledger snapshot restored, 0: replayed from genesis
+	Inputs      uint64
+	Upto        uint64 // the last ledger record applied (genesis is 1)
+	Digest      string
 }
 
 // replayLedger rebuilds the embedded ledger from its journaled genesis and replays its
@@ -97,10 +98,20 @@ func replayLedger(log journal.Log, upto uint64) (ledgerReplay, error) {
 	if upto > 0 {
 		log = limitLog{Log: log, last: upto}
 	}
-	r.Ledger = adapter.L
-	r.Inputs, err = node.ReplayLedger(log, adapter.L)
-	r.Upto = 1 + r.Inputs
-	sum := adapter.L.Digest()
+	// From genesis whenever the journal still holds it (a full check of every record, as
+	// for the desk); from the newest snapshot once genesis was pruned.
+	l, rec := adapter.L, node.LedgerRecovery{}
+	if log.FirstSeq() <= 1 {
+		rec.Inputs, err = node.ReplayLedger(log, adapter.L)
+	} else {
+		l, rec, err = node.RecoverLedger(log, adapter.L)
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Ledger, r.SnapshotSeq, r.Inputs = l, rec.SnapshotSeq, rec.Inputs
+	r.Upto = max(rec.SnapshotSeq, 1) + r.Inputs
+	sum := l.Digest()
 	r.Digest = hex.EncodeToString(sum[:])
 	return r, err
 }
@@ -154,7 +165,11 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 			how += ": ledger inputs stamped no later than it, an approximation)"
 		}
 	}
-	fmt.Fprintf(report, "ledger: replayed %d inputs from genesis, through record %d%s\n", lr.Inputs, lr.Upto, how)
+	from := "genesis"
+	if lr.SnapshotSeq > 0 {
+		from = fmt.Sprintf("the snapshot at record %d", lr.SnapshotSeq)
+	}
+	fmt.Fprintf(report, "ledger: replayed %d inputs from %s, through record %d%s\n", lr.Inputs, from, lr.Upto, how)
 	fmt.Fprintf(report, "ledger digest  %s\n", lr.Digest)
 
 	if end := endOf(src); end != nil && c.until == 0 {
