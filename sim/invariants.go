@@ -194,6 +194,8 @@ func (s *Sim) checkEvent(e machine.Event) {
 	case machine.QuoteAnchoredPayload:
 		ok = quoteConcerns(p.QuoteID)
 		s.stats.QuotesAnchored++
+		// The quote becomes visible to its taker now: its allocations must be on the ledger.
+		s.checkAnchors(p.QuoteID, p.AnchorCids)
 	case machine.TradeDTO:
 		ok = p.Taker == hint || p.Maker == hint
 		if e.Type == machine.EvTradeSettled && p.Taker == hint {
@@ -358,8 +360,17 @@ func (s *Sim) checkDesk() {
 		}
 	}
 	// A quote the taker sees has landed: every live one's allocations exist on the ledger.
-	// One taker per step, in turn (a read costs a sort of every RFQ); the takers' own
-	// reads are checked too.
+	// The quote.anchored event checks this as the quote becomes visible (checkEvent); a
+	// taker's whole view is read back every readCheckEvery desk steps, one taker in turn
+	// (a read costs a sort of every RFQ the taker has), and the takers' own reads are
+	// checked as they happen.
+	s.deskSteps++
+	if s.deskSteps%readCheckEvery != 0 {
+		if s.steps%128 == 0 {
+			s.checkOverdue()
+		}
+		return
+	}
 	s.checkTurn++
 	takers := s.actors[s.k.Makers:]
 	for _, a := range []*actor{takers[s.checkTurn%uint64(len(takers))]} {
@@ -388,6 +399,21 @@ func (s *Sim) checkDesk() {
 	// Every deadline fires on time (a desk never sweeps; a Tick must come).
 	if s.steps%128 == 0 {
 		s.checkOverdue()
+	}
+}
+
+// readCheckEvery is how many desk-changing steps pass between full reads of one taker's
+// view in checkDesk.
+const readCheckEvery = 32
+
+// checkAnchors: a quote about to be shown to its taker has every allocation on the ledger.
+func (s *Sim) checkAnchors(quoteID string, cids []string) {
+	s.stats.Checks++
+	for _, cid := range cids {
+		if _, err := s.ledger.L.Allocation(cid); err != nil {
+			s.failf(Safety, "quote %s is anchored (visible to its taker) but allocation %s is not on the ledger: %v", quoteID, cid, err)
+			return
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -82,6 +81,7 @@ type Sim struct {
 	dirtyDesk, dirtyLedger bool
 	ledgerSteps            uint64 // steps that changed the ledger
 	checkTurn              uint64 // whose reads checkDesk looks at
+	deskSteps              uint64 // steps that changed the desk
 	steps                  uint64
 	failure                *Failure
 	stats                  Stats
@@ -265,13 +265,15 @@ func (s *Sim) afterStep() {
 
 // ledgerCheckDue says whether this ledger-changing step gets the full ledger walk
 // (CheckInvariants costs time in the ledger's size). With LedgerCheckEvery 1 every such
-// step does; with 0 (adaptive) the first 100 do, then every n-th with n growing with the
-// ledger's history, which keeps the total cost linear. Recovery and the end always walk.
+// step does; with 0 (adaptive) the first 10 do, then every n-th with n growing with the
+// ledger's history (n = 1 + steps/10: a walk whenever the history grew by about a tenth),
+// which keeps the total cost linear in the history at about 14 walks of its final size. A broken ledger
+// invariant stays broken, so a later walk still catches it. Recovery and the end always walk.
 // The choice never changes the run itself, only how closely it is watched.
 func (s *Sim) ledgerCheckDue() bool {
 	every := uint64(s.k.LedgerCheckEvery)
 	if every == 0 {
-		every = 1 + s.ledgerSteps/100
+		every = 1 + s.ledgerSteps/10
 	}
 	return s.ledgerSteps%every == 0
 }
@@ -389,7 +391,7 @@ func (s *Sim) syncDesk() {
 	}
 	if s.sinceSnapshot >= s.k.SnapshotEvery {
 		s.sinceSnapshot = 0
-		state, err := json.Marshal(s.desk)
+		state, err := s.desk.EncodeSnapshot()
 		if err != nil {
 			s.failf(Safety, "encode desk snapshot: %v", err)
 			return

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/deskco/rfqdesk/machine"
 )
 
 // TraceVersion is the version of the trace format (TRACE.md).
@@ -65,7 +67,12 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 	put(traceLine{Type: "header", Version: TraceVersion, Header: &traceHeader{Seed: r.Knobs.Seed, Knobs: r.Knobs, Mix: r.Mix,
 		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq()}})
 	if seq, data, ok, lerr := s.deskLog.LoadSnapshot(); lerr == nil && ok && s.deskLog.FirstSeq() > 1 {
-		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: json.RawMessage(data)})
+		// The journal holds the binary snapshot; the trace carries the desk as JSON.
+		js, jerr := snapshotJSON(data)
+		if jerr != nil {
+			return "", jerr
+		}
+		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: js})
 	}
 	copyLog := func(typ string, read func(func(uint64, []byte) error) error) {
 		if rerr := read(func(seq uint64, rec []byte) error {
@@ -89,4 +96,18 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		return "", fmt.Errorf("write trace %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// snapshotJSON turns a desk snapshot as the journal holds it (binary, or JSON from an
+// older desk) into the JSON form a trace carries.
+func snapshotJSON(data []byte) (json.RawMessage, error) {
+	d, err := machine.Restore(data)
+	if err != nil {
+		return nil, fmt.Errorf("read the desk snapshot for the trace: %w", err)
+	}
+	js, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("encode the desk snapshot for the trace: %w", err)
+	}
+	return js, nil
 }
