@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"container/heap"
 	"fmt"
 	"sort"
 	"time"
@@ -235,28 +234,51 @@ type deadlineQueue struct {
 	Next  uint64     `json:"next"`
 }
 
-func (q *deadlineQueue) Len() int { return len(q.Items) }
-func (q *deadlineQueue) Less(i, j int) bool {
+// less orders deadlines by time, then insertion order.
+func (q *deadlineQueue) less(i, j int) bool {
 	if !q.Items[i].At.Equal(q.Items[j].At) {
 		return q.Items[i].At.Before(q.Items[j].At)
 	}
 	return q.Items[i].Order < q.Items[j].Order
 }
-func (q *deadlineQueue) Swap(i, j int) { q.Items[i], q.Items[j] = q.Items[j], q.Items[i] }
 
-// Push is heap.Interface plumbing; use add.
-func (q *deadlineQueue) Push(x any) { q.Items = append(q.Items, x.(Deadline)) }
-
-// Pop is heap.Interface plumbing; use popDue.
-func (q *deadlineQueue) Pop() any {
-	last := q.Items[len(q.Items)-1]
-	q.Items = q.Items[:len(q.Items)-1]
-	return last
-}
-
+// add pushes a deadline. The sift steps are container/heap's exactly, so the slice layout
+// (which snapshots and digests record) is what it always was, without boxing each push.
 func (q *deadlineQueue) add(at time.Time, kind DeadlineKind, id string, seq uint64) {
 	q.Next++
-	heap.Push(q, Deadline{At: at, Order: q.Next, Kind: kind, ID: id, Seq: seq})
+	q.Items = append(q.Items, Deadline{At: at, Order: q.Next, Kind: kind, ID: id, Seq: seq})
+	for j := len(q.Items) - 1; ; {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(j, i) {
+			break
+		}
+		q.Items[i], q.Items[j] = q.Items[j], q.Items[i]
+		j = i
+	}
+}
+
+// pop removes the earliest deadline (container/heap's Pop).
+func (q *deadlineQueue) pop() Deadline {
+	n := len(q.Items) - 1
+	q.Items[0], q.Items[n] = q.Items[n], q.Items[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q.Items[i], q.Items[j] = q.Items[j], q.Items[i]
+		i = j
+	}
+	last := q.Items[n]
+	q.Items = q.Items[:n]
+	return last
 }
 
 // popDue removes and returns the earliest deadline at or before now.
@@ -264,7 +286,7 @@ func (q *deadlineQueue) popDue(now time.Time) (Deadline, bool) {
 	if len(q.Items) == 0 || q.Items[0].At.After(now) {
 		return Deadline{}, false
 	}
-	return heap.Pop(q).(Deadline), true
+	return q.pop(), true
 }
 
 func (q *deadlineQueue) next() time.Time {

@@ -1,10 +1,10 @@
 package node_test
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -162,7 +162,14 @@ func fill(b *testing.B, d *machine.Desk, count int) {
 	}
 	taker.Trades = append([]string(nil), trades...)
 	maker.Trades = append([]string(nil), trades...)
-	heap.Init(&d.Deadlines)
+	// A slice sorted by (time, order) is a valid min-heap.
+	sort.Slice(d.Deadlines.Items, func(i, j int) bool {
+		a, b := d.Deadlines.Items[i], d.Deadlines.Items[j]
+		if !a.At.Equal(b.At) {
+			return a.At.Before(b.At)
+		}
+		return a.Order < b.Order
+	})
 }
 
 // BenchmarkStartToReady measures a restart of a desk whose newest snapshot holds 100,000
