@@ -31,7 +31,9 @@ var servingLine = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
 
 func startProcess(t *testing.T, bin, dir, cfg string) *process {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", dir, "-config", cfg)
+	// Frequent snapshots, so that kills also land between a snapshot and the records after it.
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", dir, "-config", cfg,
+		"-checkpoint-every", "50")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +192,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	if n.Recovered.DigestMismatch != 0 {
 		t.Fatalf("recovery met %d checkpoint mismatches", n.Recovered.DigestMismatch)
+	}
+	if n.Recovered.SnapshotSeq == 0 || n.Recovered.LedgerSnapshotSeq == 0 {
+		t.Fatalf("recovery did not start from snapshots: %+v", n.Recovered)
 	}
 }
 

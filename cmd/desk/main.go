@@ -38,6 +38,7 @@ func main() {
 type flags struct {
 	addr, adminAddr, data, network, config, logLevel string
 	printConfig                                      bool
+	checkpointEvery                                  int
 }
 
 func parseFlags(args []string, stderr io.Writer) (flags, error) {
@@ -51,6 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective configuration and exit")
+	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 10000, "inputs between a checkpoint and snapshot of the desk and its ledger")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -134,7 +136,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	sink := &sinkProxy{}
 	n, err := node.Open(node.Options{
 		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
-		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff,
+		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff, CheckpointEvery: f.checkpointEvery,
 	})
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
