@@ -1,0 +1,280 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Row is one line of the table. Target and Ratio are empty for a number reported without
+// a target. Ratio is value/target for an at-least target and target/value for an at-most
+// one, so ≥ 1 always means met.
+type Row struct {
+	Group  string   `json:"group"`
+	Metric string   `json:"metric"`
+	Value  float64  `json:"value"`
+	Unit   string   `json:"unit"`
+	Target string   `json:"target,omitempty"`
+	Ratio  *float64 `json:"ratio,omitempty"`
+	Met    *bool    `json:"met,omitempty"`
+	Note   string   `json:"note,omitempty"`
+}
+
+// atLeast and atMost build rows with a target; info builds one without.
+func atLeast(group, metric string, v float64, unit string, target float64) Row {
+	r := v / target
+	met := v >= target
+	return Row{Group: group, Metric: metric, Value: v, Unit: unit, Target: "≥ " + num(target), Ratio: &r, Met: &met}
+}
+
+func atMost(group, metric string, v float64, unit string, target float64) Row {
+	r := target / v
+	met := v < target
+	return Row{Group: group, Metric: metric, Value: v, Unit: unit, Target: "< " + num(target), Ratio: &r, Met: &met}
+}
+
+func info(group, metric string, v float64, unit string) Row {
+	return Row{Group: group, Metric: metric, Value: v, Unit: unit}
+}
+
+// metric finds a benchmark's value: key is the package key, name the benchmark name.
+func (s *suite) metric(key, name, unit string) (float64, bool) {
+	for _, b := range s.res.Benchmarks[key] {
+		if b.Name == name {
+			v, ok := b.Metrics[unit]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// rows turns the raw results into the table, in the issue's order.
+func (s *suite) rows() []Row {
+	var rows []Row
+	add := func(r Row, ok bool) {
+		if ok {
+			rows = append(rows, r)
+		}
+	}
+	missing := func(group, metric, why string) {
+		rows = append(rows, Row{Group: group, Metric: metric, Note: "not measured: " + why})
+	}
+
+	// 1. In process.
+	if per, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "lifecycles/s"); ok {
+		rows = append(rows, info("in process", "lifecycles/s (loop + machine + ledgersim + Ed25519)", per, "/s"))
+		if floorNs, ok := s.metric("inproc", "BenchmarkLifecycle/signatures-only", "ns/op"); ok && floorNs > 0 {
+			rows = append(rows, info("in process", "signature floor (4 sign + 4 verify) lifecycles/s", 1e9/floorNs, "/s"))
+		}
+		v, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor")
+		add(atLeast("in process", "lifecycle rate / signature floor", v, "×", 0.70), ok)
+		b, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "B/op")
+		add(info("in process", "bytes allocated per lifecycle", b, "B"), ok)
+	} else if !s.skipped("inproc") {
+		missing("in process", "lifecycles/s", "loop BenchmarkLifecycle gave no result")
+	}
+
+	// 2. Over the wire.
+	if l := s.res.Loadgen; l != nil {
+		g := fmt.Sprintf("over the wire (%d makers, %d takers, %d invited)", l.Makers, l.Takers, l.Invite)
+		rows = append(rows, atLeast(g, "settled trades/s (closed loop)", l.Max.SettledPerS, "/s", 1000))
+		if a, ok := l.Max.Calls["accept → trade.settled"]; ok {
+			rows = append(rows, info(g, "accept → trade.settled p50 at max", a.P50, "ms"),
+				info(g, "accept → trade.settled p99 at max", a.P99, "ms"),
+				info(g, "accept → trade.settled max at max", a.Max, "ms"))
+		}
+		half := fmt.Sprintf("at half load (%.0f RFQ/s offered)", l.Half.TargetRate)
+		for _, c := range []string{"POST /rfq", "POST /maker/quotes", "POST /tx/execute (maker)", "POST /quote/{id}/accept", "POST /tx/execute (taker)"} {
+			if sm, ok := l.Half.Calls[c]; ok {
+				r := atMost(g, c+" p99 "+half, sm.P99, "ms", 10)
+				r.Note = fmt.Sprintf("p50 %.2f, max %.2f ms", sm.P50, sm.Max)
+				rows = append(rows, r)
+			}
+		}
+		if a, ok := l.Half.Calls["accept → trade.settled"]; ok {
+			r := info(g, "accept → trade.settled p99 "+half, a.P99, "ms")
+			r.Note = fmt.Sprintf("p50 %.2f, max %.2f ms", a.P50, a.Max)
+			rows = append(rows, r)
+		}
+		if l.Floor != nil {
+			rows = append(rows, info(g, "transport floor: bare httprouter lifecycle call sequences/s", l.Floor.SequencesPer, "/s"),
+				info(g, "settled trades/s / transport floor", l.OfFloor, "×"))
+			if sm, ok := l.Floor.Calls["POST /rfq"]; ok {
+				r := info(g, "transport floor: POST /rfq p99 (same client, same concurrency)", sm.P99, "ms")
+				r.Note = fmt.Sprintf("p50 %.2f ms", sm.P50)
+				rows = append(rows, r)
+			}
+		}
+		if f := l.Fanout; f != nil {
+			r := atMost("stream", fmt.Sprintf("rfq.created to %d invited makers through the desk, p99", f.Invited), f.Summary.P99, "ms", 50)
+			r.Note = fmt.Sprintf("p50 %.2f ms, %d rounds, %d missing; machine.MaxInvited caps an RFQ at 100", f.Summary.P50, f.Rounds, f.Missing)
+			rows = append(rows, r)
+		}
+	} else if !s.skipped("wire") {
+		missing("over the wire", "settled trades/s", "cmd/loadgen gave no result")
+	}
+
+	// 3. Stream.
+	if v, ok := s.metric("bench", "BenchmarkStream", "rss-MiB-10k"); ok {
+		rows = append(rows, atMost("stream", "server RSS with 10,000 open sockets", v, "MiB", 1024))
+		if v, ok := s.metric("bench", "BenchmarkStream", "rss-B/socket"); ok {
+			r := info("stream", "server RSS per open socket", v, "B")
+			if g, ok := s.metric("bench", "BenchmarkStream", "go-B/socket"); ok {
+				r.Note = fmt.Sprintf("Go heap + stacks: %.0f B", g)
+			}
+			rows = append(rows, r)
+		}
+		v, ok := s.metric("bench", "BenchmarkStream", "fanout-p99-ms")
+		r := atMost("stream", "rfq.created to 1,000 sockets (one hub.Deliver), p99", v, "ms", 50)
+		if p50, ok := s.metric("bench", "BenchmarkStream", "fanout-p50-ms"); ok {
+			r.Note = fmt.Sprintf("p50 %.2f ms", p50)
+		}
+		add(r, ok)
+	} else if !s.skipped("stream") {
+		missing("stream", "memory per socket", "bench BenchmarkStream gave no result")
+	}
+
+	// 4. Journal and recovery.
+	if v, ok := s.metric("journal", "BenchmarkAppend/GroupCommit64", "records/s"); ok {
+		rows = append(rows, info("journal", "group commit appends/s (64 appenders, 200 B)", v, "/s"))
+		if bare, ok := s.metric("journal", "BenchmarkAppend/BareWriteFsync", "records/s"); ok {
+			rows = append(rows, info("journal", "bare write+fsync loop records/s", bare, "/s"),
+				atLeast("journal", "group commit / bare fsync loop", v/bare, "×", 0.5))
+		}
+		if b64, ok := s.metric("journal", "BenchmarkAppend/BareBatch64Fsync", "records/s"); ok {
+			r := info("journal", "group commit / bare batch-of-64 fsync loop", v/b64, "×")
+			r.Note = "the stricter baseline"
+			rows = append(rows, r)
+		}
+		if v, ok := s.metric("journal", "BenchmarkReplay", "records/s"); ok {
+			rows = append(rows, info("journal", "journal read-back records/s (checksums)", v, "/s"))
+		}
+	} else if !s.skipped("journal") {
+		missing("journal", "appends/s", "journal benchmarks gave no result")
+	}
+	if v, ok := s.metric("node", "BenchmarkReplay/replay", "inputs/s"); ok {
+		rows = append(rows, atLeast("recovery", "desk replay inputs/s (read + decode + apply + checkpoints)", v, "/s", 200000))
+		if d, ok := s.metric("node", "BenchmarkReplay/decode", "inputs/s"); ok {
+			rows = append(rows, info("recovery", "baseline: read + decode inputs/s", d, "/s"))
+		}
+	} else if !s.skipped("node") {
+		missing("recovery", "replay inputs/s", "node BenchmarkReplay gave no result")
+	}
+	if v, ok := s.metric("node", "BenchmarkStartToReady/open", "s-ready"); ok {
+		r := atMost("recovery", "start-to-ready, snapshot of 100,000 closed RFQs", v, "s", 1)
+		r.Note = "target from node's benchmark (the issue sets none)"
+		rows = append(rows, r)
+	}
+
+	// 5. Simulation.
+	if m := simLine.FindStringSubmatch(s.res.Sim); m != nil {
+		x, _ := strconv.ParseFloat(m[2], 64)
+		r := atLeast("simulation", "simulated s / wall s (20 makers, 5 takers, 1 RFQ/s, mild), busy "+s.opts.simDuration+" + liveness", x, "×", 1000)
+		rows = append(rows, r)
+		if wall, err := time.ParseDuration(m[1]); err == nil && wall > 0 {
+			if busy, err := time.ParseDuration(s.opts.simDuration); err == nil {
+				r := atLeast("simulation", "busy phase only, lower bound (busy simulated / whole wall)", busy.Seconds()/wall.Seconds(), "×", 1000)
+				rows = append(rows, r)
+			}
+		}
+	} else if !s.skipped("sim") {
+		missing("simulation", "simulated s / wall s", s.res.Sim)
+	}
+
+	// 6. Memory.
+	for _, m := range []struct{ unit, name string }{
+		{"heap-B/open-rfq", "desk heap per open RFQ with 3 live quotes"},
+		{"snap-B/open-rfq", "snapshot bytes per open RFQ with 3 live quotes"},
+		{"heap-B/closed-rfq", "desk heap per retained settled RFQ"},
+		{"snap-B/closed-rfq", "snapshot bytes per retained settled RFQ"},
+	} {
+		v, ok := s.metric("memory", "BenchmarkDeskMemory", m.unit)
+		add(info("memory", m.name, v, "B"), ok)
+	}
+	return rows
+}
+
+func (s *suite) skipped(step string) bool {
+	for _, k := range strings.Split(s.opts.skip, ",") {
+		if strings.TrimSpace(k) == step {
+			return true
+		}
+	}
+	return false
+}
+
+// num formats a number for the table: integers without decimals, others with three
+// significant decimals at most.
+func num(v float64) string {
+	switch {
+	case v >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+// printTable writes the table (Markdown, so docs/performance.md can take it as is) and
+// the profiles.
+func printTable(w io.Writer, r *Results) {
+	fmt.Fprintf(w, "machine: %s; %d CPUs (%s); %s\n\n", r.Machine.Uname, r.Machine.CPUs, r.Machine.Model, r.Machine.Go)
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(tw, "| group\t| metric\t| value\t| target\t| ratio\t| met?\t| note\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---:\t|---\t|---:\t|---\t|---\t|")
+	for _, row := range r.Rows {
+		val, ratio, met := "", "", ""
+		if !strings.HasPrefix(row.Note, "not measured") {
+			val = num(row.Value) + " " + row.Unit
+		}
+		if row.Ratio != nil {
+			ratio = num(*row.Ratio)
+		}
+		if row.Met != nil {
+			met = "no"
+			if *row.Met {
+				met = "yes"
+			}
+		}
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", row.Group, row.Metric, val, row.Target, ratio, met, row.Note)
+	}
+	tw.Flush()
+	if r.Sim != "" {
+		fmt.Fprintf(w, "\nsimulation: %s\n", lastLine(r.Sim))
+	}
+	for _, k := range []string{"inproc", "wire-loadgen"} {
+		if p := r.Profiles[k]; p != "" {
+			fmt.Fprintf(w, "\nCPU profile %s (top by flat, then cumulative):\n%s", k, firstLines(p, 18))
+		}
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "\nFAILED: %s\n", f)
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// firstLines keeps the first n lines of each blank-line-separated block.
+func firstLines(s string, n int) string {
+	var b strings.Builder
+	for _, block := range strings.Split(s, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		if len(lines) > n {
+			lines = lines[:n]
+		}
+		if len(lines) > 0 && lines[0] != "" {
+			b.WriteString(strings.Join(lines, "\n") + "\n\n")
+		}
+	}
+	return b.String()
+}
