@@ -246,7 +246,13 @@ func (s *suite) overTheWire() {
 	}
 	jsonPath := filepath.Join(s.opts.out, "loadgen.json")
 	prof := filepath.Join(s.opts.out, "loadgen.cpu.prof")
-	args := append([]string{"-desk-bin", desk, "-out", jsonPath, "-cpuprofile", prof}, strings.Fields(s.opts.loadgenArgs)...)
+	perfData := filepath.Join(s.opts.out, "desk.perf.data")
+	_ = os.Remove(perfData)
+	args := []string{"-desk-bin", desk, "-out", jsonPath, "-cpuprofile", prof}
+	if _, err := exec.LookPath("perf"); err == nil {
+		args = append(args, "-desk-perf", perfData)
+	}
+	args = append(args, strings.Fields(s.opts.loadgenArgs)...)
 	out, err := s.command(5*time.Minute, lg, args...)
 	if err != nil {
 		s.fail("loadgen: %v\n%s", err, tail(string(out), 2000))
@@ -265,6 +271,30 @@ func (s *suite) overTheWire() {
 	}
 	s.res.Loadgen = &r
 	s.pprofTop("wire-loadgen", lg, prof)
+	if _, err := os.Stat(perfData); err == nil {
+		s.perfTop("wire-desk", perfData)
+	}
+}
+
+// perfTop keeps the top symbols of a perf recording (self time, no call graphs).
+func (s *suite) perfTop(key, data string) {
+	out, err := s.command(2*time.Minute, "perf", "report", "--stdio", "--no-children", "--sort", "symbol", "-g", "none", "-i", data)
+	if err != nil {
+		s.fail("%s: perf report: %v", key, err)
+		return
+	}
+	var b strings.Builder
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		b.WriteString(line + "\n")
+		if n++; n == 30 {
+			break
+		}
+	}
+	s.res.Profiles[key] = b.String()
 }
 
 func (s *suite) simulation() {

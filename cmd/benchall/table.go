@@ -246,7 +246,7 @@ func printTable(w io.Writer, r *Results) {
 	if r.Sim != "" {
 		fmt.Fprintf(w, "\nsimulation: %s\n", lastLine(r.Sim))
 	}
-	for _, k := range []string{"inproc", "wire-loadgen"} {
+	for _, k := range []string{"inproc", "wire-loadgen", "wire-desk"} {
 		if p := r.Profiles[k]; p != "" {
 			fmt.Fprintf(w, "\nCPU profile %s (top by flat, then cumulative):\n%s", k, firstLines(p, 18))
 		}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -145,4 +146,27 @@ func (p *deskProc) stop() {
 		<-p.done
 	}
 	os.RemoveAll(p.dir)
+}
+
+// perf starts `perf record` on the desk process (call graphs, 499 Hz) into path and
+// returns the function that stops it and waits for the file. Without perf it warns and
+// returns a no-op.
+func (p *deskProc) perf(path string, stderr io.Writer) func() {
+	cmd := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(p.cmd.Process.Pid), "-o", path)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "loadgen: no desk profile:", err)
+		return func() {}
+	}
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
 }

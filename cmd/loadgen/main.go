@@ -48,6 +48,7 @@ func main() {
 // options are the command line.
 type options struct {
 	url, deskBin, out, cpuProfile string
+	deskPerf                      string
 	makers, takers, invite        int
 	duration                      time.Duration
 	trades                        int64
@@ -63,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.deskBin, "desk-bin", "", "desk binary to start (default: go build ./cmd/desk)")
 	fs.StringVar(&o.out, "out", "", "write the results as JSON to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the max phase to this file")
+	fs.StringVar(&o.deskPerf, "desk-perf", "", "record the started desk's CPU profile of the max phase with Linux perf into this file")
 	fs.IntVar(&o.makers, "makers", 100, "makers (registered, funded, streaming, quoting)")
 	fs.IntVar(&o.takers, "takers", 32, "takers, each running one lifecycle at a time")
 	fs.IntVar(&o.invite, "invite", 3, "makers invited per load RFQ")
@@ -130,13 +132,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 	base := o.url
+	var desk *deskProc
 	if base == "" {
 		d, err := startDesk(ctx, o.deskBin, stderr)
 		if err != nil {
 			return nil, err
 		}
 		defer d.stop()
-		base = d.base
+		base, desk = d.base, d
 	}
 	hc := httpClient(4 * (o.makers + o.takers))
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -173,7 +176,14 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
 	}
+	var stopPerf func()
+	if o.deskPerf != "" && desk != nil {
+		stopPerf = desk.perf(o.deskPerf, stderr)
+	}
 	res.Max = runPhase(ctx, "max", takers, makers, o.duration, o.trades, 0)
+	if stopPerf != nil {
+		stopPerf()
+	}
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
