@@ -20,6 +20,7 @@ const (
 	covReissueDeduplicated        = "a re-issued call the ledger had already done"
 	covStaleCallExecuted          = "a call of a crashed process executed anyway"
 	covRecoverFromSnapshot        = "recovery from a snapshot"
+	covRecoverLedgerSnapshot      = "recovery of the ledger from its snapshot"
 	covCheckpointVerified         = "a checkpoint verified during recovery"
 	covLivenessRestart            = "a restart to re-issue lost answers before the liveness phase"
 	covUnknownOutcome             = "an unknown outcome answered for a call that took effect"
@@ -44,6 +45,7 @@ var allCoverage = []string{
 	covQuoteExpiredWhileLanding, covAllocLandedAfterQuoteEnded, covAcceptRacesReplacement,
 	covReplacementWaitsCancel, covActionExpiredWhileSettling, covCrashBeforeAck, covCrashWithHeldOutputs,
 	covLostAnswer, covLostAnswerReissued, covReissueDeduplicated, covStaleCallExecuted, covRecoverFromSnapshot,
+	covRecoverLedgerSnapshot,
 	covCheckpointVerified, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covTradeSettled, covTradeFailed,

@@ -15,15 +15,16 @@ const maxLatencies = 1 << 16
 
 // Stats are a run's counters.
 type Stats struct {
-	Inputs         uint64         `json:"inputs"`
-	DeskSyncs      uint64         `json:"deskSyncs"`
-	Snapshots      uint64         `json:"snapshots"`
-	LedgerCalls    uint64         `json:"ledgerCalls"`
-	LedgerFailures map[string]int `json:"ledgerFailures"`
-	Crashes        uint64         `json:"crashes"`
-	Checks         uint64         `json:"checks"`
-	LedgerWalks    uint64         `json:"ledgerWalks"` // full ledger invariant walks among Checks
-	Events         uint64         `json:"events"`      // stream frames delivered to actors
+	Inputs          uint64         `json:"inputs"`
+	DeskSyncs       uint64         `json:"deskSyncs"`
+	Snapshots       uint64         `json:"snapshots"`
+	LedgerSnapshots uint64         `json:"ledgerSnapshots"`
+	LedgerCalls     uint64         `json:"ledgerCalls"`
+	LedgerFailures  map[string]int `json:"ledgerFailures"`
+	Crashes         uint64         `json:"crashes"`
+	Checks          uint64         `json:"checks"`
+	LedgerWalks     uint64         `json:"ledgerWalks"` // full ledger invariant walks among Checks
+	Events          uint64         `json:"events"`      // stream frames delivered to actors
 
 	Registrations  int            `json:"registrations"`
 	Rotations      int            `json:"rotations"`

@@ -19,6 +19,7 @@ type traceLine struct {
 	Version int             `json:"version,omitempty"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
+	Data    []byte          `json:"data,omitempty"` // a binary record (base64)
 	Header  *traceHeader    `json:"header,omitempty"`
 	End     *traceEnd       `json:"end,omitempty"`
 }
@@ -33,6 +34,9 @@ type traceHeader struct {
 	// FirstDeskSeq is the first desk record the trace holds (after a pruned prefix the
 	// desk-snapshot line carries the state as of FirstDeskSeq-1).
 	FirstDeskSeq uint64 `json:"firstDeskSeq"`
+	// FirstLedgerSeq is the first ledger record the trace holds (after a pruned prefix a
+	// ledger-snapshot line carries the ledger as of a record at or after FirstLedgerSeq-1).
+	FirstLedgerSeq uint64 `json:"firstLedgerSeq,omitempty"`
 }
 
 // traceEnd closes a trace with what the run ended at.
@@ -65,7 +69,7 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		}
 	}
 	put(traceLine{Type: "header", Version: TraceVersion, Header: &traceHeader{Seed: r.Knobs.Seed, Knobs: r.Knobs, Mix: r.Mix,
-		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq()}})
+		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq(), FirstLedgerSeq: s.ledLog.FirstSeq()}})
 	if seq, data, ok, lerr := s.deskLog.LoadSnapshot(); lerr == nil && ok && s.deskLog.FirstSeq() > 1 {
 		// The journal holds the binary snapshot; the trace carries the desk as JSON.
 		js, jerr := snapshotJSON(data)
@@ -73,6 +77,9 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 			return "", jerr
 		}
 		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: js})
+	}
+	if seq, data, ok, lerr := s.ledLog.LoadSnapshot(); lerr == nil && ok && s.ledLog.FirstSeq() > 1 {
+		put(traceLine{Type: "ledger-snapshot", Seq: seq, Data: data})
 	}
 	copyLog := func(typ string, read func(func(uint64, []byte) error) error) {
 		if rerr := read(func(seq uint64, rec []byte) error {
@@ -83,7 +90,7 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		}
 	}
 	copyLog("desk", func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) })
-	copyLog("ledger", func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(1, fn) })
+	copyLog("ledger", func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(s.ledLog.FirstSeq(), fn) })
 	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
 		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq()}})
 	if err == nil {

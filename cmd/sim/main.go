@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/deskco/rfqdesk/sim"
@@ -41,8 +42,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
 	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made (default: the temp dir)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
 	if err := fs.Parse(args); err != nil {
 		return 1
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sim: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "sim: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	status := 0
 	for i := 0; i < *seeds; i++ {
