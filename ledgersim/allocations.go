@@ -115,7 +115,7 @@ func (p *releaseAllocationPlan) chosen() []string { return nil }
 func (p *releaseAllocationPlan) commit(t *tx) {
 	cid := p.al.CID
 	t.archive(cid)
-	if p.locked {
+	if p.locked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
 		t.release(p.al.Locked, "allocation "+cid)
 	}
 }

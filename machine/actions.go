@@ -110,7 +110,7 @@ func (a *applier) forgetDoneAction(id string) {
 // ledger is left to the ledger's answer.
 func (a *applier) expireAction(id string) {
 	x, ok := a.d.Actions[id]
-	if !ok || x.State != ActionPending || x.ExpiresAt.After(a.d.Now) {
+	if !ok || x.State != ActionPending || x.ExpiresAt.After(a.d.Now) || (plantedBuild && plantedOn("expired-executes")) {
 		return
 	}
 	a.finishAction(x, TrigExpire)
@@ -201,7 +201,7 @@ func (a *applier) checkExecutable(caller *Party, e SignedAction) (*APIError, boo
 	if x.State == ActionExecuting {
 		return apiErr(409, CodeRetryLater, "action %s is executing; check GET /tx/pending", x.ID), true
 	}
-	if !x.ExpiresAt.After(a.d.Now) {
+	if !x.ExpiresAt.After(a.d.Now) && !(plantedBuild && plantedOn("expired-executes")) {
 		return gone("action %s expired before it was signed", x.ID), false
 	}
 	if len(e.Signature) != 64 {

@@ -142,6 +142,9 @@ func (a *applier) submitQuote(maker *Party, c SubmitQuote) {
 	// cancelled on the ledger before the new ones are funded.
 	if old := a.d.makerQuoteOn(r, maker.ID); old != nil && old.pending() {
 		q.PendingCancels = a.endQuoteThen(old, TrigRevoke, q.ID)
+		if plantedBuild && plantedOn("replace-funds-first") {
+			q.PendingCancels = 0 // planted bug: fund the replacement before the cancels landed
+		}
 	}
 	a.d.Quotes[q.ID] = q
 	r.Quotes = append(r.Quotes, q.ID)

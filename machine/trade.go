@@ -341,9 +341,13 @@ func (a *applier) sendSettle(t *Trade) {
 	for _, al := range append(append([]AllocationRef{}, q.Allocations...), t.Allocations...) {
 		cids = append(cids, al.CID)
 	}
+	legs := a.d.legs(t)
+	if plantedBuild && plantedOn("no-fee") {
+		legs = legs[:2] // planted bug: the settle moves no fee
+	}
 	a.call(LedgerCall{
 		CommandID: t.ID + ":settle", Op: OpSubmit, ActAs: a.d.Cfg.Operator,
-		Command: &Command{Settle: &SettleCmd{Executor: a.d.Cfg.Operator, SettlementID: t.Quote, Legs: a.d.legs(t), Allocations: cids}},
+		Command: &Command{Settle: &SettleCmd{Executor: a.d.Cfg.Operator, SettlementID: t.Quote, Legs: legs, Allocations: cids}},
 	}, &Continuation{Kind: contSettle, Entity: t.ID})
 }
 

@@ -3,9 +3,11 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
 )
 
 // Class is a failure class; each has its own exit status in cmd/sim.
@@ -71,6 +73,8 @@ func (s *Sim) checkReply(r machine.Reply) {
 type observation struct {
 	contKind   machine.ContKind
 	contEntity string
+	expired    []string // pending actions an ExecuteActions names that are past their deadline
+	replaced   string   // the maker's pending quote a SubmitQuote replaces
 }
 
 // observeBefore looks at the desk just before an input, for coverage.
@@ -103,6 +107,24 @@ func (s *Sim) observeBefore(env machine.Envelope) observation {
 				}
 			}
 		}
+	case machine.SubmitQuote:
+		maker, _ := d.Caller(in.Req.KeyHash)
+		if r := d.RFQs[in.RFQID]; r != nil && maker != "" {
+			for i := len(r.Quotes) - 1; i >= 0; i-- {
+				if q := d.Quotes[r.Quotes[i]]; q != nil && q.Maker == maker {
+					if q.State == machine.QuoteFunding || q.State == machine.QuoteLive {
+						o.replaced = q.ID
+					}
+					break
+				}
+			}
+		}
+	case machine.ExecuteActions:
+		for _, e := range in.Entries {
+			if x := d.Actions[e.ActionID]; x != nil && x.State == machine.ActionPending && !x.ExpiresAt.After(env.At) {
+				o.expired = append(o.expired, x.ID)
+			}
+		}
 	case machine.AcceptQuote:
 		if q := d.Quotes[in.QuoteID]; q != nil {
 			if r := d.RFQs[q.RFQ]; r != nil && len(r.Quotes) > 0 {
@@ -126,10 +148,22 @@ func (s *Sim) observeBefore(env machine.Envelope) observation {
 func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observation) {
 	d := s.desk
 	switch in := env.Input.(type) {
+	case machine.ExecuteActions:
+		// No action executes after its deadline.
+		for _, id := range o.expired {
+			if x := d.Actions[id]; x != nil && x.State == machine.ActionExecuting {
+				s.failf(Safety, "action %s expired at %s but went to the ledger at %s", id,
+					x.ExpiresAt.Format(time.RFC3339Nano), env.At.Format(time.RFC3339Nano))
+			}
+		}
 	case machine.SubmitQuote:
 		if r := d.RFQs[in.RFQID]; r != nil && len(r.Quotes) > 0 {
-			if q := d.Quotes[r.Quotes[len(r.Quotes)-1]]; q != nil && q.PendingCancels > 0 && q.CreatedAt.Equal(env.At) {
+			q := d.Quotes[r.Quotes[len(r.Quotes)-1]]
+			if q != nil && q.PendingCancels > 0 && q.CreatedAt.Equal(env.At) {
 				s.cov.hit(covReplacementWaitsCancel)
+			}
+			if q != nil && o.replaced != "" && q.ID != o.replaced && q.CreatedAt.Equal(env.At) {
+				s.checkReplacement(q, d.Quotes[o.replaced], out.Calls)
 			}
 		}
 	case machine.Boot:
@@ -145,6 +179,34 @@ func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observat
 	}
 	for _, e := range out.Events {
 		s.checkEvent(e)
+	}
+	for _, c := range out.Calls {
+		if c.Command != nil && c.Command.Settle != nil {
+			s.checkSettle(c)
+		}
+	}
+}
+
+// checkSettle: a trade's settle moves what the trade says — the fee to the fee party
+// when the trade has one, and nothing it does not have.
+func (s *Sim) checkSettle(c machine.LedgerCall) {
+	s.stats.Checks++
+	t := s.desk.Trades[strings.TrimSuffix(c.CommandID, ":settle")]
+	if t == nil {
+		return
+	}
+	var fee money.Decimal
+	fees := 0
+	for _, l := range c.Command.Settle.Legs {
+		if l.Receiver == s.cfg.FeeParty {
+			fee, fees = l.Amount, fees+1
+		}
+	}
+	switch {
+	case t.Amounts.Fee.Sign() > 0 && (fees != 1 || fee.Cmp(t.Amounts.Fee) != 0):
+		s.failf(Safety, "trade %s owes a fee of %s but its settle moves %d fee legs (%s)", t.ID, t.Amounts.Fee, fees, fee)
+	case t.Amounts.Fee.Sign() == 0 && fees != 0:
+		s.failf(Safety, "trade %s owes no fee but its settle moves one", t.ID)
 	}
 }
 
@@ -399,6 +461,34 @@ func (s *Sim) checkDesk() {
 	// Every deadline fires on time (a desk never sweeps; a Tick must come).
 	if s.steps%128 == 0 {
 		s.checkOverdue()
+	}
+}
+
+// checkReplacement: a quote's allocations are prepared only once the maker's quote it
+// replaced holds no allocation on the ledger any more (a replacement never locks the
+// maker's funds twice).
+func (s *Sim) checkReplacement(q, old *machine.Quote, calls []machine.LedgerCall) {
+	prepares := false
+	for _, c := range calls {
+		if c.Op == machine.OpPrepare {
+			prepares = true
+		}
+	}
+	if !prepares {
+		return
+	}
+	s.stats.Checks++
+	if old == nil {
+		return
+	}
+	for _, al := range old.Allocations {
+		if al.CID == "" {
+			continue
+		}
+		if _, err := s.ledger.L.Allocation(al.CID); err == nil {
+			s.failf(Safety, "quote %s is funded while allocation %s of the quote %s it replaced is still on the ledger", q.ID, al.CID, old.ID)
+			return
+		}
 	}
 }
 

@@ -384,7 +384,11 @@ func (s *Sim) armDeskSync() {
 // saves a snapshot and prunes.
 func (s *Sim) syncDesk() {
 	s.deskSyncArmed = false
-	s.deskLog.Sync()
+	if plantedBuild && plantedOn("lost-commit") {
+		s.after(s.mix.SyncEvery, s.deskLog.Sync) // planted bug: outputs leave before the commit
+	} else {
+		s.deskLog.Sync()
+	}
 	s.stats.DeskSyncs++
 	held := s.held
 	s.held = nil

@@ -1,0 +1,40 @@
+//go:build planted
+
+package sim
+
+import (
+	"sync/atomic"
+
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// plantedBuild is true only in a build with the "planted" tag, which exists to show that
+// the simulator has teeth: each planted bug, switched on, must be caught by a run within
+// a fixed budget of seeds (planted_test.go). Never ship such a build.
+const plantedBuild = true
+
+// PlantedBugs names every planted bug, with where it lives and what it breaks.
+var PlantedBugs = []struct{ Name, Where, What string }{
+	{"no-fee", "machine (sendSettle)", "the fee is not charged: a trade's settle moves no fee leg"},
+	{"cancel-keeps-lock", "ledgersim (releaseAllocation)", "a cancelled allocation is archived but its holding stays locked"},
+	{"expired-executes", "machine (expireAction, checkExecutable)", "an action past its deadline is not expired and still executes when signed"},
+	{"replace-funds-first", "machine (submitQuote)", "a replacement quote funds before the replaced quote's allocations are cancelled"},
+	{"lost-commit", "sim (syncDesk)", "the desk releases a group commit's outputs before it is durable: a crash loses the last group commit"},
+}
+
+// plantedBug is the bug of this package switched on.
+var plantedBug atomic.Value
+
+// Plant switches on one planted bug by name in every package ("" switches all off).
+func Plant(name string) {
+	plantedBug.Store(name)
+	machine.PlantBug(name)
+	ledgersim.PlantBug(name)
+}
+
+// plantedOn reports whether the planted bug name is switched on.
+func plantedOn(name string) bool {
+	v, _ := plantedBug.Load().(string)
+	return v == name
+}
