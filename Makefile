@@ -33,9 +33,10 @@ fuzz:
 		done; \
 	done
 
-## bench: every benchmark with allocation counts.
+## bench: the performance suite against its targets (docs/performance.md): one table on stdout,
+## bench-results.json and profiles in the temp dir, rfqdesk-bench/ (BENCHFLAGS="-out DIR" moves them).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./cmd/benchall $(BENCHFLAGS)
 
 ## lint: formatting, vet and staticcheck.
 lint:
