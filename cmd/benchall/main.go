@@ -202,10 +202,8 @@ type LoadgenResults struct {
 	Makers, Takers, Invite int
 	Max                    LoadPhase `json:"max"`
 	Half                   LoadPhase `json:"half"`
-	Floor                  *struct {
-		SequencesPer float64            `json:"sequences_per_s"`
-		Calls        map[string]Summary `json:"calls"`
-	} `json:"floor"`
+	Floor                  *FloorRun `json:"floor"`
+	FloorHalf              *FloorRun `json:"floor_half"`
 	Fanout *struct {
 		Invited int     `json:"invited"`
 		Rounds  int     `json:"rounds"`
@@ -213,6 +211,13 @@ type LoadgenResults struct {
 		Missing int     `json:"missing"`
 	} `json:"fanout"`
 	OfFloor float64 `json:"of_floor"`
+}
+
+// FloorRun is one run of loadgen's transport floor.
+type FloorRun struct {
+	TargetRate   float64            `json:"target_rate"`
+	SequencesPer float64            `json:"sequences_per_s"`
+	Calls        map[string]Summary `json:"calls"`
 }
 
 // LoadPhase is one loadgen phase.

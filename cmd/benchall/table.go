@@ -91,6 +91,11 @@ func (s *suite) rows() []Row {
 			if sm, ok := l.Half.Calls[c]; ok {
 				r := atMost(g, c+" p99 "+half, sm.P99, "ms", 10)
 				r.Note = fmt.Sprintf("p50 %.2f, max %.2f ms", sm.P50, sm.Max)
+				if l.FloorHalf != nil {
+					if f, ok := l.FloorHalf.Calls[c]; ok {
+						r.Note += fmt.Sprintf("; bare floor at the same pace: p99 %.2f ms", f.P99)
+					}
+				}
 				rows = append(rows, r)
 			}
 		}

@@ -98,6 +98,7 @@ func floorServer() (string, func(), error) {
 
 // FloorResult is the transport floor's run.
 type FloorResult struct {
+	TargetRate   float64            `json:"target_rate"`
 	DurationS    float64            `json:"duration_s"`
 	Sequences    int64              `json:"sequences"`
 	SequencesPer float64            `json:"sequences_per_s"`
@@ -106,8 +107,8 @@ type FloorResult struct {
 
 // runFloor drives the bare server with `conc` goroutines, each running the five calls of
 // a lifecycle in order (create, quote, execute, accept, execute), for d or maxSeq
-// sequences.
-func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *http.Client) (FloorResult, error) {
+// sequences; rate > 0 paces the sequences like runPhase paces lifecycles.
+func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *http.Client, rate float64) (FloorResult, error) {
 	base, stop, err := floorServer()
 	if err != nil {
 		return FloorResult{}, err
@@ -117,6 +118,7 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	sigs := []client.ActionSignature{{ActionID: floorAction.ID, Signature: "c2lnbmF0dXJl"}, {ActionID: floorAction.ID, Signature: "c2lnbmF0dXJl"}}
+	tickets := pacer(ctx, rate, conc, nil)
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -130,6 +132,13 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 			defer wg.Done()
 			invited := []string{"maker-1-abc123", "maker-2-abc123", "maker-3-abc123"}
 			for ctx.Err() == nil && done.Load() < maxSeq {
+				if tickets != nil {
+					select {
+					case <-ctx.Done():
+						return
+					case <-tickets:
+					}
+				}
 				if rec.time(callCreateRFQ, func() error {
 					_, err := c.CreateRFQ(ctx, client.CreateRFQRequest{Direction: client.Sell, Qty: loadQty, Base: "cbtc", Quote: "usdcx",
 						InvitedMakers: invited, TTLSeconds: 60 + i%2})
@@ -161,5 +170,5 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 	wg.Wait()
 	elapsed := time.Since(start)
 	calls, _ := rec.summaries()
-	return FloorResult{DurationS: elapsed.Seconds(), Sequences: done.Load(), SequencesPer: float64(done.Load()) / elapsed.Seconds(), Calls: calls}, nil
+	return FloorResult{TargetRate: rate, DurationS: elapsed.Seconds(), Sequences: done.Load(), SequencesPer: float64(done.Load()) / elapsed.Seconds(), Calls: calls}, nil
 }

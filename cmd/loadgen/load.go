@@ -308,27 +308,8 @@ func runPhase(ctx context.Context, name string, takers []*taker, makers []*party
 		mwg.Add(1)
 		go func() { defer mwg.Done(); runMaker(ctx, m, rec, 4) }()
 	}
-	tickets := make(chan struct{}, len(takers))
 	var notOffered atomic.Int64
-	if rate > 0 {
-		go func() {
-			interval := time.Duration(float64(time.Second) / rate)
-			t := time.NewTicker(interval)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					select {
-					case tickets <- struct{}{}:
-					default:
-						notOffered.Add(1)
-					}
-				}
-			}
-		}()
-	}
+	tickets := pacer(ctx, rate, len(takers), &notOffered)
 	var settled, skipped atomic.Int64
 	var twg sync.WaitGroup
 	start := time.Now()
@@ -337,7 +318,7 @@ func runPhase(ctx context.Context, name string, takers []*taker, makers []*party
 		go func() {
 			defer twg.Done()
 			for ctx.Err() == nil && settled.Load() < maxTrades {
-				if rate > 0 {
+				if tickets != nil {
 					select {
 					case <-ctx.Done():
 						return
@@ -450,4 +431,32 @@ func runFanout(ctx context.Context, tk *party, makers []*party, rounds int) Fano
 	}
 	res.Summary = summarize(samples)
 	return res
+}
+
+// pacer offers rate tickets per second on the channel it returns (nil when rate is 0: no
+// pacing) until ctx ends; a ticket no worker is free to take is counted in missed.
+func pacer(ctx context.Context, rate float64, workers int, missed *atomic.Int64) <-chan struct{} {
+	if rate <= 0 {
+		return nil
+	}
+	tickets := make(chan struct{}, workers)
+	go func() {
+		t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				select {
+				case tickets <- struct{}{}:
+				default:
+					if missed != nil {
+						missed.Add(1)
+					}
+				}
+			}
+		}
+	}()
+	return tickets
 }

@@ -16,7 +16,7 @@
 //   - half: the takers paced to half the max phase's rate: the per-call latencies at
 //     that load.
 //   - floor: the bare server, same client, same concurrency, same five calls per
-//     lifecycle.
+//     lifecycle, closed loop and then paced like the half phase.
 //   - fanout: -fanout-rounds RFQs each inviting up to 100 makers (the desk's bound):
 //     POST /rfq to the arrival of rfq.created at each maker.
 //
@@ -102,6 +102,7 @@ type Results struct {
 	Max                    PhaseResult   `json:"max"`
 	Half                   PhaseResult   `json:"half"`
 	Floor                  *FloorResult  `json:"floor,omitempty"`
+	FloorHalf              *FloorResult  `json:"floor_half,omitempty"`
 	Fanout                 *FanoutResult `json:"fanout,omitempty"`
 	// OfFloor is the max phase's settled trades per second over the floor's lifecycle
 	// call sequences per second.
@@ -201,13 +202,20 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 		res.Fanout = &f
 	}
 	if !o.noFloor {
-		f, err := runFloor(ctx, o.takers, o.duration, o.trades, hc)
+		f, err := runFloor(ctx, o.takers, o.duration, o.trades, hc, 0)
 		if err != nil {
 			return nil, fmt.Errorf("transport floor: %w", err)
 		}
 		res.Floor = &f
 		if f.SequencesPer > 0 {
 			res.OfFloor = res.Max.SettledPerS / f.SequencesPer
+		}
+		if res.Half.TargetRate > 0 {
+			h, err := runFloor(ctx, o.takers, o.duration, o.trades, hc, res.Half.TargetRate)
+			if err != nil {
+				return nil, fmt.Errorf("transport floor at half load: %w", err)
+			}
+			res.FloorHalf = &h
 		}
 	}
 	return res, ctx.Err()
@@ -233,6 +241,10 @@ func printResults(w io.Writer, r *Results) {
 		fmt.Fprintf(w, "\ntransport floor: %d call sequences in %.1fs = %.0f/s (desk max phase = %.2f of it)\n",
 			r.Floor.Sequences, r.Floor.DurationS, r.Floor.SequencesPer, r.OfFloor)
 		printCalls(w, r.Floor.Calls)
+	}
+	if r.FloorHalf != nil {
+		fmt.Fprintf(w, "\ntransport floor paced like the half phase (%.0f/s offered): %.0f/s\n", r.FloorHalf.TargetRate, r.FloorHalf.SequencesPer)
+		printCalls(w, r.FloorHalf.Calls)
 	}
 	if r.Fanout != nil {
 		s := r.Fanout.Summary
