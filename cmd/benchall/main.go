@@ -204,7 +204,7 @@ type LoadgenResults struct {
 	Half                   LoadPhase `json:"half"`
 	Floor                  *FloorRun `json:"floor"`
 	FloorHalf              *FloorRun `json:"floor_half"`
-	Fanout *struct {
+	Fanout                 *struct {
 		Invited int     `json:"invited"`
 		Rounds  int     `json:"rounds"`
 		Summary Summary `json:"delivery"`
