@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -142,7 +143,7 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 		_ = a.d.m().action.fire(x, TrigExecute)
 		held.Waiting++
 		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...)}
-		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: fmt.Sprint(i)})
+		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: strconv.Itoa(i)})
 	}
 	if held.Waiting == 0 {
 		a.answerExecute(held)
@@ -157,9 +158,12 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 func (a *applier) sendExecute(x *Action, cont *Continuation) {
 	x.Attempt++
 	c := *x.Execute
-	c.CommandID = fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt)
+	c.CommandID = execCommandID(x)
 	a.call(c, cont)
 }
+
+// execCommandID is the command id of the action's current execute: id:exec:attempt.
+func execCommandID(x *Action) string { return x.ID + ":exec:" + strconv.Itoa(x.Attempt) }
 
 // executeRetryDelay spaces the retries of an execute whose outcome is unknown.
 const executeRetryDelay = 2 * time.Second
@@ -172,7 +176,7 @@ func (a *applier) executeRetry(id string) {
 	if !ok || x.State != ActionExecuting || x.Execute == nil {
 		return
 	}
-	if _, inFlight := a.d.Pending[fmt.Sprintf("%s:exec:%d", x.ID, x.Attempt)]; inFlight {
+	if _, inFlight := a.d.Pending[execCommandID(x)]; inFlight {
 		return
 	}
 	a.sendExecute(x, &Continuation{Kind: contExecute, Entity: x.ID})
@@ -295,8 +299,8 @@ func (a *applier) settleEntry(cont *Continuation, refusal *APIError, retry bool)
 	if !ok {
 		return
 	}
-	var idx int
-	if _, err := fmt.Sscan(cont.Aux, &idx); err != nil || idx < 0 || idx >= len(held.Entries) {
+	idx, ok := entryIndex(cont.Aux)
+	if !ok || idx < 0 || idx >= len(held.Entries) {
 		return
 	}
 	e := &held.Entries[idx]
@@ -315,6 +319,36 @@ func (a *applier) settleEntry(cont *Continuation, refusal *APIError, retry bool)
 	if held.Waiting == 0 {
 		a.answerExecute(held)
 	}
+}
+
+// entryIndex reads the entry index an execute's continuation carries in Aux (written by
+// strconv.Itoa). Plain decimal digits without a leading zero are read directly; anything
+// else goes through fmt.Sscan as it always did (which reads "010" as octal, for one).
+func entryIndex(aux string) (int, bool) {
+	if n, ok := plainIndex(aux); ok {
+		return n, true
+	}
+	var idx int
+	if _, err := fmt.Sscan(aux, &idx); err != nil {
+		return 0, false
+	}
+	return idx, true
+}
+
+// plainIndex reads a short run of decimal digits without a leading zero (or "0").
+func plainIndex(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (s[0] == '0' && s != "0") {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // executeWaitOver answers a POST /tx/execute whose ledger outcomes are not all known yet.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 )
 
 // IDGen draws the desk's ids from a seed and a counter, both kept in the state, so that a
@@ -29,7 +30,13 @@ func (g *IDGen) next() [16]byte {
 // New returns prefix followed by 24 hex characters, for example "rfq_3f9c…".
 func (g *IDGen) New(prefix string) string {
 	b := g.next()
-	return prefix + hex.EncodeToString(b[:12])
+	var h [24]byte
+	hex.Encode(h[:], b[:12])
+	var s strings.Builder // one allocation for the whole id
+	s.Grow(len(prefix) + len(h))
+	s.WriteString(prefix)
+	s.Write(h[:])
+	return s.String()
 }
 
 // Suffix returns n (at most 32) lower-case alphanumeric characters, for hint suffixes.

@@ -103,24 +103,51 @@ type entityKey struct{}
 // errNoEntity is what the shared machine answers when asked about no entity (ToGraph does).
 var errNoEntity = errors.New("no entity in the context")
 
+// entityCtx is the context a fire hands the shared machine: the entity rides in it as a
+// plain field, so a fire allocates no context (context.WithValue would, every time).
+type entityCtx struct {
+	context.Context
+	e stateful
+}
+
+// Value answers entityKey with the entity and defers everything else to the parent.
+func (c *entityCtx) Value(key any) any {
+	if key == (entityKey{}) {
+		return c.e
+	}
+	return c.Context.Value(key)
+}
+
+// entityOf returns the entity a context carries: the entity of an entityCtx without an
+// interface lookup, else whatever context.WithValue stored under entityKey.
+func entityOf(ctx context.Context) (stateful, bool) {
+	if c, ok := ctx.(*entityCtx); ok {
+		return c.e, c.e != nil
+	}
+	e, ok := ctx.Value(entityKey{}).(stateful)
+	return e, ok
+}
+
 // entityMachine is one configured stateless machine shared by every entity of a kind;
-// the entity travels through the context (external storage).
+// the entity travels through the context (external storage). A desk is applied on one
+// goroutine at a time, and so is its entityMachine: fire reuses one context.
 type entityMachine struct {
 	kind string
 	sm   *stateless.StateMachine
+	ctx  entityCtx
 }
 
 func newEntityMachine(kind string, configure func(sm *stateless.StateMachine)) *entityMachine {
 	sm := stateless.NewStateMachineWithExternalStorage(
 		func(ctx context.Context) (stateless.State, error) {
-			e, ok := ctx.Value(entityKey{}).(stateful)
+			e, ok := entityOf(ctx)
 			if !ok {
 				return nil, errNoEntity
 			}
-			return e.getState(), nil
+			return boxState(e.getState()), nil
 		},
 		func(ctx context.Context, s stateless.State) error {
-			e, ok := ctx.Value(entityKey{}).(stateful)
+			e, ok := entityOf(ctx)
 			if !ok {
 				return errNoEntity
 			}
@@ -130,16 +157,122 @@ func newEntityMachine(kind string, configure func(sm *stateless.StateMachine)) *
 		stateless.FiringImmediate,
 	)
 	configure(sm)
-	return &entityMachine{kind: kind, sm: sm}
+	return &entityMachine{kind: kind, sm: sm, ctx: entityCtx{Context: context.Background()}}
 }
 
 // fire moves e by trigger t, or fails without changing it when the transition is not allowed.
 func (m *entityMachine) fire(e stateful, t Trigger) error {
-	ctx := context.WithValue(context.Background(), entityKey{}, e)
-	if ok, _ := m.sm.CanFireCtx(ctx, t); !ok {
+	m.ctx.e = e
+	defer func() { m.ctx.e = nil }()
+	trig := boxTrigger(t)
+	if ok, _ := m.sm.CanFireCtx(&m.ctx, trig); !ok {
 		return fmt.Errorf("%s in state %s cannot take %s", m.kind, e.getState(), t)
 	}
-	return m.sm.FireCtx(ctx, t)
+	return m.sm.FireCtx(&m.ctx, trig)
+}
+
+// boxState returns s as the machine's state value. A known state comes from a constant,
+// which Go boxes without allocating; converting a State variable would allocate each time.
+func boxState(s State) stateless.State {
+	switch s {
+	case RegOnboarding:
+		return RegOnboarding
+	case RegAwaiting:
+		return RegAwaiting
+	case RegCompleting:
+		return RegCompleting
+	case RegCompleted:
+		return RegCompleted
+	case RegExpired:
+		return RegExpired
+	case RegFailed:
+		return RegFailed
+	case RFQOpen:
+		return RFQOpen
+	case RFQFilled:
+		return RFQFilled
+	case RFQCancelled:
+		return RFQCancelled
+	case QuoteFunding:
+		return QuoteFunding
+	case QuoteLive:
+		return QuoteLive
+	case QuoteSettling:
+		return QuoteSettling
+	case QuoteWon:
+		return QuoteWon
+	case QuoteLost:
+		return QuoteLost
+	case QuoteRevoked:
+		return QuoteRevoked
+	case TradeAllocating:
+		return TradeAllocating
+	case TradeSettling:
+		return TradeSettling
+	case TradeSettled:
+		return TradeSettled
+	case ActionPending:
+		return ActionPending
+	case ActionExecuting:
+		return ActionExecuting
+	case ActionDone:
+		return ActionDone
+	}
+	// "expired", "cancelled" and "failed" are shared by several machines and listed once; a state
+	// no machine knows is boxed as it is.
+	return s
+}
+
+// boxTrigger returns t as the machine's trigger value, from a constant when known (see
+// boxState).
+func boxTrigger(t Trigger) stateless.Trigger {
+	switch t {
+	case TrigTopologyReady:
+		return TrigTopologyReady
+	case TrigSignaturesIn:
+		return TrigSignaturesIn
+	case TrigSignaturesBad:
+		return TrigSignaturesBad
+	case TrigOnboarded:
+		return TrigOnboarded
+	case TrigLedgerFailed:
+		return TrigLedgerFailed
+	case TrigExpire:
+		return TrigExpire
+	case TrigFill:
+		return TrigFill
+	case TrigCancel:
+		return TrigCancel
+	case TrigAnchored:
+		return TrigAnchored
+	case TrigAccept:
+		return TrigAccept
+	case TrigWin:
+		return TrigWin
+	case TrigLose:
+		return TrigLose
+	case TrigRevoke:
+		return TrigRevoke
+	case TrigSettleFailed:
+		return TrigSettleFailed
+	case TrigRFQCancelled:
+		return TrigRFQCancelled
+	case TrigAllocated:
+		return TrigAllocated
+	case TrigSettled:
+		return TrigSettled
+	case TrigFail:
+		return TrigFail
+	case TrigExecute:
+		return TrigExecute
+	case TrigExecuted:
+		return TrigExecuted
+	case TrigExecuteRejected:
+		return TrigExecuteRejected
+	case TrigDrop:
+		return TrigDrop
+	}
+	return t
 }
 
 // machines are the configured entity machines, built once per process.

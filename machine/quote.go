@@ -1,7 +1,7 @@
 package machine
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -189,7 +189,12 @@ func (a *applier) allocate(al *AllocationRef, settlement string, settleBefore, a
 	if owner == nil || owner.deskSigned() {
 		op = OpSubmit
 	}
-	a.call(LedgerCall{CommandID: fmt.Sprintf("%s:%s:%d", settlement, al.LegID, al.Attempt), Op: op, ActAs: al.Owner, Command: cmd}, cont)
+	a.call(LedgerCall{CommandID: allocCommandID(settlement, al.LegID, al.Attempt), Op: op, ActAs: al.Owner, Command: cmd}, cont)
+}
+
+// allocCommandID is the command id of an allocation's attempt: settlement:leg:attempt.
+func allocCommandID(settlement, leg string, attempt int) string {
+	return settlement + ":" + leg + ":" + strconv.Itoa(attempt)
 }
 
 // allocationByLeg finds an allocation by leg id.
@@ -253,9 +258,9 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 // allocationDescription says in words what signing an allocation does.
 func allocationDescription(al *AllocationRef, rfq string) string {
 	if al.Send {
-		return fmt.Sprintf("Allocate %s %s to send for %s", al.Amount, al.Instrument, rfq)
+		return "Allocate " + al.Amount.String() + " " + al.Instrument + " to send for " + rfq
 	}
-	return fmt.Sprintf("Allocate to receive %s %s for %s", al.Amount, al.Instrument, rfq)
+	return "Allocate to receive " + al.Amount.String() + " " + al.Instrument + " for " + rfq
 }
 
 // quoteFundingRefused ends a quote whose allocations could not be prepared while its

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -258,14 +257,16 @@ func (a *applier) acceptFunded(t *Trade) {
 	a.maybeSettle(t)
 }
 
-// heldFor finds the held request waiting on entity.
+// heldFor finds the held request waiting on entity: the lowest sequence number among them,
+// found in one pass without sorting the keys.
 func (d *Desk) heldFor(entity string) uint64 {
-	for _, seq := range sortedKeys(d.Held) {
-		if d.Held[seq].Entity == entity {
-			return seq
+	var best uint64
+	for seq, h := range d.Held {
+		if h.Entity == entity && (best == 0 || seq < best) {
+			best = seq
 		}
 	}
-	return 0
+	return best
 }
 
 // newTradeAction hands the taker a prepared allocation to sign.
@@ -430,7 +431,7 @@ func (a *applier) allocRetry(id string) {
 	if al == nil || al.CID != "" {
 		return
 	}
-	if _, inFlight := a.d.Pending[fmt.Sprintf("%s:%s:%d", t.Quote, al.LegID, al.Attempt)]; inFlight {
+	if _, inFlight := a.d.Pending[allocCommandID(t.Quote, al.LegID, al.Attempt)]; inFlight {
 		return
 	}
 	for _, aid := range t.Actions {

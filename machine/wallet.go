@@ -128,9 +128,9 @@ func (a *applier) withdraw(p *Party, c Withdraw) {
 }
 
 // settlingIn reports whether a trade of the party is settling in the instrument.
+// The answer is whether any trade matches, so the map's order does not matter.
 func (d *Desk) settlingIn(party, symbol string) bool {
-	for _, id := range sortedKeys(d.Trades) {
-		t := d.Trades[id]
+	for _, t := range d.Trades {
 		if (t.State == TradeAllocating || t.State == TradeSettling) && (t.Taker == party || t.Maker == party) &&
 			(t.Base == symbol || t.QuoteSym == symbol) {
 			return true
