@@ -16,6 +16,7 @@ import (
 type Ledger struct {
 	cfg   Config
 	mu    sync.RWMutex
+	sumMu sync.Mutex // serializes flushSums among holders of the read lock
 	st    *state
 	calls atomic.Uint64
 	// now is the latest time any call stamped (never digested): ledger time never goes
@@ -67,6 +68,15 @@ func New(cfg Config) (*Ledger, error) {
 		st.reservoir = st.internalByHint[c.Faucet.Reservoir]
 	}
 	return l, nil
+}
+
+// flushSums completes the digest accumulator (state.flushSums) under the read or the
+// write lock: pending contributions exist only after a write, so once one reader has
+// flushed, the others find nothing to do and the accumulator is read unchanged.
+func (l *Ledger) flushSums() {
+	l.sumMu.Lock()
+	l.st.flushSums()
+	l.sumMu.Unlock()
 }
 
 // Config returns the normalized configuration (defaults filled in).

@@ -48,6 +48,7 @@ func (l *Ledger) Snapshot() ([]byte, error) {
 func (l *Ledger) SnapshotWith(mark func() uint64) ([]byte, uint64, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	l.flushSums()
 	var seq uint64
 	if mark != nil {
 		seq = mark()
@@ -655,7 +656,7 @@ func (st *state) readContract(r *snapReader) (string, error) {
 	// addContract, without inserting into the spendable sets one by one (they are
 	// sorted once at the end) and without pushing lock expiries (the heap is restored
 	// as it was).
-	c.sum = contractSum(&st.scratch, c)
+	c.sum, c.summed, c.live = contractSum(&st.scratch, c), true, true
 	st.contracts[cid] = c
 	st.acc.add(c.sum)
 	switch c.kind {

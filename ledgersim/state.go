@@ -14,11 +14,15 @@ import (
 // contract is the internal form of a live contract.
 type contract struct {
 	kind ContractKind
-	sum  [32]byte // its contribution to the digest
-	h    *Holding
-	ti   *TransferInstruction
-	al   *Allocation
-	pa   *Preapproval
+	// sum is its contribution to the digest, computed lazily (summed says it is, and
+	// that it is in the accumulator): see state.unsummed.
+	sum    [32]byte
+	summed bool
+	live   bool // false once archived
+	h      *Holding
+	ti     *TransferInstruction
+	al     *Allocation
+	pa     *Preapproval
 }
 
 type pendingOnboarding struct {
@@ -84,7 +88,17 @@ type state struct {
 
 	acc     digestAcc
 	scratch sumScratch
+	// unsummed is a ring of the latest contracts created: a contract's digest
+	// contribution is computed when it leaves the ring still live, or when the digest
+	// is read (flushSums). Most contracts (change, locked holdings, allocations) are
+	// archived within a trade or two and so never hashed; the accumulator plus the
+	// contributions of the live contracts in the ring is always the exact digest.
+	unsummed [sumWindow]*contract
+	ringPos  int
 }
+
+// sumWindow is how many of the latest contracts may wait for their digest contribution.
+const sumWindow = 1024
 
 func newState(cfg *Config) *state {
 	return &state{
@@ -175,9 +189,14 @@ func sortedKeys(s map[string]struct{}) []string {
 // ---- contracts ----
 
 func (st *state) addContract(c *contract, cid string) {
-	c.sum = contractSum(&st.scratch, c)
+	c.live = true
 	st.contracts[cid] = c
-	st.acc.add(c.sum)
+	slot := &st.unsummed[st.ringPos]
+	if old := *slot; old != nil {
+		st.sumContract(old)
+	}
+	*slot = c
+	st.ringPos = (st.ringPos + 1) % sumWindow
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
@@ -204,7 +223,10 @@ func (st *state) archive(cid string) {
 		return
 	}
 	delete(st.contracts, cid)
-	st.acc.sub(c.sum)
+	c.live = false
+	if c.summed {
+		st.acc.sub(c.sum)
+	}
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
@@ -223,6 +245,28 @@ func (st *state) archive(cid string) {
 		delete(st.allocLeg, legKey{c.al.Settlement, c.al.LegID})
 	case ContractPreapproval:
 		delete(st.preapprovals, c.pa.Receiver)
+	}
+}
+
+// sumContract adds a live contract's digest contribution to the accumulator, once.
+func (st *state) sumContract(c *contract) {
+	if !c.live || c.summed {
+		return
+	}
+	c.sum = contractSum(&st.scratch, c)
+	c.summed = true
+	st.acc.add(c.sum)
+}
+
+// flushSums brings every pending contribution into the accumulator, which is then the
+// exact digest of the state. It runs before the accumulator is read (Digest, Snapshot,
+// CheckInvariants); callers holding only the read lock serialize it with sumMu.
+func (st *state) flushSums() {
+	for i, c := range st.unsummed {
+		if c != nil {
+			st.sumContract(c)
+			st.unsummed[i] = nil
+		}
 	}
 }
 
