@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-
+	"io"
 	"slices"
 )
 
@@ -97,14 +97,27 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 // state alone, so two desks that applied the same inputs have the same digest.
 func (d *Desk) Digest() ([32]byte, error) {
 	h := sha256.New()
-	e := &encoder{b: make([]byte, 0, 2*flushAt), w: h}
-	if err := d.encodeSnapshot(e); err != nil {
+	if err := d.WriteSnapshot(h); err != nil {
 		return [32]byte{}, err
 	}
-	h.Write(e.b)
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum, nil
+}
+
+// WriteSnapshot writes the desk's binary snapshot (the bytes of EncodeSnapshot) to w as it
+// encodes it, in pieces of about 64 KiB, so that a consumer such as a hash on another
+// goroutine works on one piece while the next is encoded. The state is read only while
+// WriteSnapshot runs; w must not keep a piece after its Write returns.
+func (d *Desk) WriteSnapshot(w io.Writer) error {
+	e := &encoder{b: make([]byte, 0, 2*flushAt), w: w}
+	if err := d.encodeSnapshot(e); err != nil {
+		return err
+	}
+	if _, err := w.Write(e.b); err != nil {
+		return fmt.Errorf("encode desk state: %w", err)
+	}
+	return nil
 }
 
 // LegacyDigest is the digest desks wrote into checkpoints of version-1 journal records:
