@@ -20,9 +20,19 @@ test:
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
-## sim: the long simulation budgets (property tests with more checks).
+## sim: the long simulation budgets (property tests with more checks), then SIM_SEEDS seeds of
+## one simulated hour each with harsh faults and crashes, SIM_JOBS at a time, timed.
+SIM_SEEDS ?= 100
+SIM_JOBS ?= 2
 sim:
 	RAPID_CHECKS=2000 $(GO) test -count=1 -run 'Property|StateMachine' ./...
+	$(GO) build -o $${TMPDIR:-/tmp}/rfqdesk-sim ./cmd/sim
+	@start=$$(date +%s); out=$${TMPDIR:-/tmp}/rfqdesk-sim.out; \
+	seq 1 $(SIM_SEEDS) | xargs -P $(SIM_JOBS) -I{} $${TMPDIR:-/tmp}/rfqdesk-sim -seed {} -duration 1h \
+		-faults harsh -crash-rate 0.0002 -require-coverage > $$out; status=$$?; \
+	grep -E '^(seed|FAIL|reproduce|trace)' $$out; \
+	echo "sim: $(SIM_SEEDS) seeds x 1h harsh+crashes took $$(( $$(date +%s) - start ))s wall"; \
+	exit $$status
 
 ## fuzz: run every fuzz target of every package for FUZZTIME each.
 fuzz:
