@@ -8,6 +8,7 @@ type allocatePlan struct {
 	in       *Instrument
 	holdings []*Holding
 	sum      money.Decimal
+	cids     []string
 }
 
 func (c *checker) allocate(a Allocate) (plan, error) {
@@ -52,30 +53,45 @@ func (c *checker) allocate(a Allocate) (plan, error) {
 	return p, nil
 }
 
-func (p *allocatePlan) inputs() []string { return cidsOf(p.holdings) }
-func (p *allocatePlan) chosen() []string { return cidsOf(p.holdings) }
+// inputs and chosen are the same slice (the prepared transaction keeps it twice and
+// never writes to it).
+func (p *allocatePlan) inputs() []string {
+	if p.cids == nil {
+		p.cids = cidsOf(p.holdings)
+	}
+	return p.cids
+}
+func (p *allocatePlan) chosen() []string { return p.inputs() }
+
+// allocationBlock allocates an allocation contract in one piece.
+type allocationBlock struct {
+	c  contract
+	al Allocation
+}
 
 func (p *allocatePlan) commit(t *tx) {
 	a := p.cmd
 	cid := t.newCID()
-	al := &Allocation{
+	b := &allocationBlock{}
+	b.al = Allocation{
 		CID: cid, Settlement: a.Settlement, LegID: a.LegID, Owner: p.owner, Side: a.Side,
 		Instrument: a.Instrument, Amount: a.Amount, AllocateBefore: a.AllocateBefore,
 		SettleBefore: a.SettleBefore, CreatedOffset: t.off,
 	}
+	al := &b.al
 	if a.Side == SideSend {
 		al.Locked = t.newCID()
 	}
-	t.add(&contract{kind: ContractAllocation, al: al}, cid)
+	b.c = contract{kind: ContractAllocation, al: al}
+	t.add(&b.c, cid)
 	t.u.Allocation = cid
 	if a.Side == SideSend {
-		lock := &Lock{Holders: []string{a.Settlement.Executor}, Expires: a.SettleBefore, Context: "allocation " + cid}
 		for _, h := range p.holdings {
 			t.archive(h.CID)
 		}
-		t.createHolding(al.Locked, p.owner, p.in, a.Amount, lock)
+		t.createLocked(al.Locked, p.owner, p.in, a.Amount, a.Settlement.Executor, a.SettleBefore, "allocation "+cid)
 		if change := p.sum.Sub(a.Amount); change.Sign() > 0 {
-			t.createHolding("", p.owner, p.in, change, nil)
+			t.createHolding("", p.owner, p.in, change)
 		}
 	}
 }

@@ -126,13 +126,42 @@ func (t *tx) archive(cid string) {
 	}
 }
 
-func (t *tx) createHolding(cid, owner string, in *Instrument, amount money.Decimal, lock *Lock) string {
+// holdingBlock and lockedBlock allocate a holding contract in one piece: the contract,
+// the holding and, for a locked one, its lock and its one holder.
+type holdingBlock struct {
+	c contract
+	h Holding
+}
+
+type lockedBlock struct {
+	holdingBlock
+	l       Lock
+	holders [1]string
+}
+
+// createHolding creates a free holding (a new contract id when cid is "").
+func (t *tx) createHolding(cid, owner string, in *Instrument, amount money.Decimal) string {
 	if cid == "" {
 		cid = t.newCID()
 	}
-	h := &Holding{CID: cid, Owner: owner, Instrument: in.ID, Admin: in.Admin, Amount: amount, Lock: lock, CreatedOffset: t.off}
-	t.add(&contract{kind: ContractHolding, h: h}, cid)
+	b := &holdingBlock{}
+	t.addHolding(b, cid, owner, in, amount, nil)
 	return cid
+}
+
+// createLocked creates the holding cid locked for holder until expires (zero: never),
+// for context ("allocation <cid>", "transfer <cid>").
+func (t *tx) createLocked(cid, owner string, in *Instrument, amount money.Decimal, holder string, expires time.Time, context string) {
+	b := &lockedBlock{}
+	b.holders[0] = holder
+	b.l = Lock{Holders: b.holders[:], Expires: expires, Context: context}
+	t.addHolding(&b.holdingBlock, cid, owner, in, amount, &b.l)
+}
+
+func (t *tx) addHolding(b *holdingBlock, cid, owner string, in *Instrument, amount money.Decimal, lock *Lock) {
+	b.h = Holding{CID: cid, Owner: owner, Instrument: in.ID, Admin: in.Admin, Amount: amount, Lock: lock, CreatedOffset: t.off}
+	b.c = contract{kind: ContractHolding, h: &b.h}
+	t.add(&b.c, cid)
 }
 
 // release unlocks the holding cid if it is still locked for context: it is archived and
@@ -145,5 +174,5 @@ func (t *tx) release(cid, context string) {
 	in := t.st.instruments[h.Instrument]
 	owner, amount := h.Owner, h.Amount
 	t.archive(cid)
-	t.u.Released = append(t.u.Released, t.createHolding("", owner, in, amount, nil))
+	t.u.Released = append(t.u.Released, t.createHolding("", owner, in, amount))
 }

@@ -56,7 +56,7 @@ func New(cfg Config) (*Ledger, error) {
 	for _, p := range c.Parties {
 		id := st.internalByHint[p.Hint]
 		for _, f := range p.Funding {
-			genesis.createHolding("", id, st.instruments[f.Instrument], f.Amount, nil)
+			genesis.createHolding("", id, st.instruments[f.Instrument], f.Amount)
 			st.supply[f.Instrument] = st.supply[f.Instrument].Add(f.Amount)
 		}
 		if p.Preapproval && c.Profile.PreapprovalRequired() {
@@ -151,7 +151,10 @@ func (l *Ledger) prepare(actAs string, cmd Command, commandID string) (Prepared,
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	in := &Input{Kind: InputPrepare, At: l.stamp(), ActAs: actAs, CommandID: commandID, Command: Envelope(cmd)}
+	in := &Input{Kind: InputPrepare, At: l.stamp(), ActAs: actAs, CommandID: commandID}
+	if l.cfg.Recorder != nil { // the command's envelope is for the journal only
+		in.Command = Envelope(cmd)
+	}
 	return l.applyPrepare(in, cmd, false)
 }
 
@@ -265,7 +268,10 @@ func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
 	// Phase 3, under the lock: re-check and commit.
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	in := &Input{Kind: InputExecute, At: l.stamp(), PreparedID: preparedID, Signature: append([]byte(nil), signature...)}
+	in := &Input{Kind: InputExecute, At: l.stamp(), PreparedID: preparedID}
+	if l.cfg.Recorder != nil { // the signature is recorded for audit
+		in.Signature = append([]byte(nil), signature...)
+	}
 	return l.applyExecute(in, false)
 }
 
@@ -328,11 +334,16 @@ func (l *Ledger) applyExecute(in *Input, replay bool) (Update, error) {
 func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind CommandKind, pl plan) Update {
 	st := l.st
 	st.offset++
-	u := &Update{Offset: st.offset, CommandID: commandID, PreparedID: preparedID, ActAs: actAs, Kind: kind, RecordTime: now}
+	// The update is built in a scratch Update whose lists keep their arrays from one
+	// commit to the next; the retained copy and the caller's get one array each.
+	u := &st.ubuf
+	*u = Update{Offset: st.offset, CommandID: commandID, PreparedID: preparedID, ActAs: actAs, Kind: kind, RecordTime: now,
+		Created: u.Created[:0], Archived: u.Archived[:0], Receipts: u.Receipts[:0], Released: u.Released[:0]}
 	pl.commit(&tx{st: st, u: u, off: st.offset})
 	u.UpdateID = st.newUpdateID()
-	st.retain(*u)
-	return u.clone()
+	kept := u.clone()
+	st.retain(kept)
+	return kept.clone()
 }
 
 // ---- Submit ----
@@ -369,7 +380,10 @@ func (l *Ledger) submit(actAs string, cmd Command, commandID string) (Update, er
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	in := &Input{Kind: InputSubmit, At: l.stamp(), ActAs: actAs, CommandID: commandID, Command: Envelope(cmd)}
+	in := &Input{Kind: InputSubmit, At: l.stamp(), ActAs: actAs, CommandID: commandID}
+	if l.cfg.Recorder != nil {
+		in.Command = Envelope(cmd)
+	}
 	return l.applySubmit(in, cmd, false)
 }
 

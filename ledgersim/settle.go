@@ -145,6 +145,6 @@ func (p *settlePlan) commit(t *tx) {
 		}
 	}
 	for i, l := range p.cmd.Legs {
-		t.u.Receipts = append(t.u.Receipts, t.createHolding("", l.Receiver, p.ins[i], l.Amount, nil))
+		t.u.Receipts = append(t.u.Receipts, t.createHolding("", l.Receiver, p.ins[i], l.Amount))
 	}
 }

@@ -88,6 +88,7 @@ type state struct {
 
 	acc     digestAcc
 	scratch sumScratch
+	ubuf    Update // commit's scratch update (ledger.go)
 	// unsummed is a ring of the latest contracts created: a contract's digest
 	// contribution is computed when it leaves the ring still live, or when the digest
 	// is read (flushSums). Most contracts (change, locked holdings, allocations) are
@@ -168,12 +169,11 @@ func addTo(m map[string]map[string]struct{}, k, v string) {
 	s[v] = struct{}{}
 }
 
+// delFrom removes v from k's set. An emptied set is kept: keys are parties, and a party
+// going from none to one live allocation or instruction and back is the common case.
 func delFrom(m map[string]map[string]struct{}, k, v string) {
 	if s := m[k]; s != nil {
 		delete(s, v)
-		if len(s) == 0 {
-			delete(m, k)
-		}
 	}
 }
 
@@ -233,8 +233,10 @@ func (st *state) archive(cid string) {
 		delFrom(st.holdingsByOwner, h.Owner, cid)
 		if s := st.spendable[ownerInst{h.Owner, h.Instrument}]; s != nil {
 			s.remove(h)
-			if len(s.hs) == 0 {
-				delete(st.spendable, ownerInst{h.Owner, h.Instrument})
+			if len(s.hs) == 0 && cap(s.hs) > 16 {
+				// Kept (an owner spends its last holding and gets change back in the
+				// same update), but without a large array.
+				s.hs = nil
 			}
 		}
 	case ContractTransferInstruction:

@@ -8,6 +8,7 @@ type transferPlan struct {
 	in       *Instrument
 	holdings []*Holding
 	sum      money.Decimal
+	cids     []string
 }
 
 // transfer checks a transfer through the instrument's transfer factory, with the
@@ -54,25 +55,36 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 	return p, nil
 }
 
-func (p *transferPlan) inputs() []string { return cidsOf(p.holdings) }
-func (p *transferPlan) chosen() []string { return cidsOf(p.holdings) }
+// inputs and chosen are the same slice, as for allocatePlan.
+func (p *transferPlan) inputs() []string {
+	if p.cids == nil {
+		p.cids = cidsOf(p.holdings)
+	}
+	return p.cids
+}
+func (p *transferPlan) chosen() []string { return p.inputs() }
 
 func (p *transferPlan) commit(t *tx) {
 	tr := p.cmd
 	cid := t.newCID()
-	ti := &TransferInstruction{
+	b := &struct {
+		c  contract
+		ti TransferInstruction
+	}{}
+	b.ti = TransferInstruction{
 		CID: cid, Sender: p.sender, Receiver: tr.Receiver, Instrument: tr.Instrument, Admin: p.in.Admin,
 		Amount: tr.Amount, ExecuteBefore: tr.ExecuteBefore, Reason: tr.Reason, Locked: t.newCID(), CreatedOffset: t.off,
 	}
-	t.add(&contract{kind: ContractTransferInstruction, ti: ti}, cid)
+	ti := &b.ti
+	b.c = contract{kind: ContractTransferInstruction, ti: ti}
+	t.add(&b.c, cid)
 	t.u.TransferInstruction = cid
 	for _, h := range p.holdings {
 		t.archive(h.CID)
 	}
-	lock := &Lock{Holders: []string{p.in.Admin}, Expires: tr.ExecuteBefore, Context: "transfer " + cid}
-	t.createHolding(ti.Locked, p.sender, p.in, tr.Amount, lock)
+	t.createLocked(ti.Locked, p.sender, p.in, tr.Amount, p.in.Admin, tr.ExecuteBefore, "transfer "+cid)
 	if change := p.sum.Sub(tr.Amount); change.Sign() > 0 {
-		t.createHolding("", p.sender, p.in, change, nil)
+		t.createHolding("", p.sender, p.in, change)
 	}
 }
 
@@ -111,7 +123,7 @@ func (p *acceptPlan) commit(t *tx) {
 	in := t.st.instruments[ti.Instrument]
 	t.archive(ti.CID)
 	t.archive(ti.Locked)
-	t.u.Receipts = append(t.u.Receipts, t.createHolding("", ti.Receiver, in, ti.Amount, nil))
+	t.u.Receipts = append(t.u.Receipts, t.createHolding("", ti.Receiver, in, ti.Amount))
 }
 
 type endTransferPlan struct {
