@@ -320,14 +320,10 @@ func (a *applier) maybeSettle(t *Trade) {
 		return
 	}
 	q := a.d.Quotes[t.Quote]
-	all := append(append([]AllocationRef{}, q.Allocations...), t.Allocations...)
-	refs := make([]string, 0, len(all))
-	for _, al := range all {
-		if al.CID == "" || al.Cancelled {
-			return
-		}
-		refs = append(refs, al.CID)
+	if !allLanded(q.Allocations) || !allLanded(t.Allocations) {
+		return
 	}
+	refs := allocationCIDs(q.Allocations, t.Allocations)
 	_ = a.d.m().trade.fire(t, TrigAllocated)
 	step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: refs}
 	a.emit(t.Taker, EvTradeStep, step)
@@ -335,12 +331,34 @@ func (a *applier) maybeSettle(t *Trade) {
 	a.sendSettle(t)
 }
 
+// allLanded reports whether every allocation landed and none was cancelled.
+func allLanded(als []AllocationRef) bool {
+	for i := range als {
+		if als[i].CID == "" || als[i].Cancelled {
+			return false
+		}
+	}
+	return true
+}
+
+// allocationCIDs lists the contract ids of the maker's allocations, then the trade's.
+func allocationCIDs(maker, trade []AllocationRef) []string {
+	cids := make([]string, 0, len(maker)+len(trade))
+	for i := range maker {
+		cids = append(cids, maker[i].CID)
+	}
+	for i := range trade {
+		cids = append(cids, trade[i].CID)
+	}
+	return cids
+}
+
 // sendSettle issues the settle under its one command id; a retry reuses it.
 func (a *applier) sendSettle(t *Trade) {
 	q := a.d.Quotes[t.Quote]
-	var cids []string
-	for _, al := range append(append([]AllocationRef{}, q.Allocations...), t.Allocations...) {
-		cids = append(cids, al.CID)
+	var cids []string // nil when there is no allocation at all, as before
+	if len(q.Allocations)+len(t.Allocations) > 0 {
+		cids = allocationCIDs(q.Allocations, t.Allocations)
 	}
 	legs := a.d.legs(t)
 	if plantedBuild && plantedOn("no-fee") {
