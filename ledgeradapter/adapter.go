@@ -32,11 +32,21 @@ type Adapter struct {
 	Backoff func(n int)
 }
 
-// Do runs one call to completion, with retries of transient failures.
+// Do runs one call to completion, with retries of transient failures. A command that
+// already took effect answers with its first update whatever a repeated attempt met (a
+// lost answer, then a refusal of the retry): a command id has one outcome, as the ledger's
+// deduplication promises, and the desk must never fail a trade the ledger settled.
 func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	var res machine.LedgerResult
 	for attempt := 0; ; attempt++ {
 		res = a.once(call)
+		if res.Failure != nil {
+			if u, ok := a.tookEffect(call); ok {
+				res = machine.LedgerResult{CommandID: call.CommandID}
+				fill(&res, u)
+				return res
+			}
+		}
 		if res.Failure == nil || !transient(res.Failure.Category) || attempt >= a.Retries || ctx.Err() != nil {
 			return res
 		}
@@ -44,6 +54,17 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 			a.Backoff(attempt + 1)
 		}
 	}
+}
+
+// tookEffect finds the update of a submit or execute that committed in an earlier attempt.
+func (a *Adapter) tookEffect(call machine.LedgerCall) (ledgersim.Update, bool) {
+	switch call.Op {
+	case machine.OpSubmit:
+		return a.L.CommandResult(call.CommandID)
+	case machine.OpExecute:
+		return a.L.PreparedResult(call.PreparedID)
+	}
+	return ledgersim.Update{}, false
 }
 
 // transient reports failures that a retry of the same call may cure. Contention is not

@@ -151,3 +151,56 @@ func TestRetriesTransientFailures(t *testing.T) {
 		}
 	}
 }
+
+// switchable rejects every call while on.
+type switchable struct{ on bool }
+
+func (s *switchable) Decide(ledgersim.CallInfo) ledgersim.Fault {
+	if s.on {
+		return ledgersim.Fault{Reject: ledgersim.CategoryRejected}
+	}
+	return ledgersim.Fault{}
+}
+
+// TestARepeatedCommandAnswersItsFirstOutcome: a submit or an execute that committed answers
+// with its first update when it is sent again and the ledger refuses the repeat (the
+// simulator found a trade failed at the desk that the ledger had settled: the settle's
+// answer was lost, and its re-issue after a restart was refused).
+func TestARepeatedCommandAnswersItsFirstOutcome(t *testing.T) {
+	faults := &switchable{}
+	a, ps, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{Network: machine.Testnet, Seed: 1,
+		Clock: ledgersim.NewManualClock(time.Unix(0, 0)), Catalog: catalog, FaultPlan: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit := machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: ps.FeeParty}}}
+	first := do(t, a, submit)
+	party, priv := onboard(t, a, "maker")
+	faucet := do(t, a, machine.LedgerCall{CommandID: "pre2", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}})
+	tr := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
+		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
+	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
+		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: tr.InstructionCID}}})
+	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	executed := do(t, a, exec)
+	for _, r := range []machine.LedgerResult{first, faucet, tr, prep, executed} {
+		if r.Failure != nil {
+			t.Fatalf("setup: %+v", r.Failure)
+		}
+	}
+	faults.on = true
+	if again := do(t, a, submit); again.Failure != nil || again.UpdateID != first.UpdateID {
+		t.Fatalf("repeated submit: %+v, want update %s", again, first.UpdateID)
+	}
+	exec.CommandID = "x2"
+	if again := do(t, a, exec); again.Failure != nil || again.UpdateID != executed.UpdateID {
+		t.Fatalf("repeated execute: %+v, want update %s", again, executed.UpdateID)
+	}
+	// A command that never took effect still gets its refusal.
+	if fresh := do(t, a, machine.LedgerCall{CommandID: "new", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: ps.Operator}}}); fresh.Failure == nil {
+		t.Fatal("a new command was not refused")
+	}
+}
