@@ -54,7 +54,9 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 	}
 	a.d.Actions[x.ID] = x
 	a.at(x.ExpiresAt, DLAction, x.ID)
-	a.emit(x.Party, EvSignRequested, x.dto())
+	if !a.quiet {
+		a.emit(x.Party, EvSignRequested, x.dto())
+	}
 	return x
 }
 
@@ -368,6 +370,9 @@ func (a *applier) executeWaitOver(seq uint64) {
 // answerExecute sends the answer of a POST /tx/execute.
 func (a *applier) answerExecute(held *HeldReply) {
 	delete(a.d.Held, held.Seq)
+	if a.quiet {
+		return
+	}
 	if held.Batch {
 		dto := ExecBatchDTO{Results: make([]ExecResultDTO, len(held.Entries))}
 		for i, e := range held.Entries {

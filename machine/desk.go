@@ -91,10 +91,28 @@ func NewDesk(cfg Config) (*Desk, error) {
 // ledger result, a tick with nothing due) changes nothing.
 func Apply(d *Desk, env Envelope) Outputs {
 	var out Outputs
+	apply(d, env, &out, false)
+	return out
+}
+
+// ApplyQuiet applies an input for a caller that throws the outputs away, such as a replay
+// rebuilding the state from a journal. It makes exactly the changes to the desk that Apply
+// makes: the same code runs, and only the collecting of replies, events, ledger calls,
+// socket closes and bindings is left out, together with the building of payloads that
+// nothing but those outputs carries (the wire DTOs, which only read the state). Ledger
+// calls are still recorded as pending, ids still drawn, deadlines still set. It returns
+// the earliest time at which the desk wants a Tick, as Outputs.NextDeadline.
+func ApplyQuiet(d *Desk, env Envelope) time.Time {
+	var out Outputs
+	apply(d, env, &out, true)
+	return out.NextDeadline
+}
+
+func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 	if env.At.After(d.Now) {
 		d.Now = env.At
 	}
-	a := &applier{d: d, out: &out, seq: env.Seq}
+	a := &applier{d: d, out: out, seq: env.Seq, quiet: quiet}
 	switch in := env.Input.(type) {
 	case Tick:
 		a.tick()
@@ -112,7 +130,6 @@ func Apply(d *Desk, env Envelope) Outputs {
 		// An input kind this desk does not know (a newer journal); it changes nothing.
 	}
 	out.NextDeadline = d.Deadlines.next()
-	return out
 }
 
 // Command_ is implemented by every API command input. The underscore keeps the name apart
@@ -128,15 +145,24 @@ type applier struct {
 	d   *Desk
 	out *Outputs
 	seq uint64
+	// quiet leaves the outputs out (ApplyQuiet): nothing is appended to out, and payloads
+	// only outputs carry need not be built. It must never change what happens to the desk.
+	quiet bool
 }
 
 // reply answers the current request.
 func (a *applier) reply(status int, body any) {
+	if a.quiet {
+		return
+	}
 	a.out.Replies = append(a.out.Replies, Reply{Seq: a.seq, Status: status, Body: body})
 }
 
 // refuse answers the current request with an error.
 func (a *applier) refuse(err *APIError) {
+	if a.quiet {
+		return
+	}
 	a.out.Replies = append(a.out.Replies, Reply{Seq: a.seq, Status: err.Status, Err: err})
 }
 
@@ -147,6 +173,9 @@ func (a *applier) replyTo(seq uint64, status int, body any) {
 		return
 	}
 	delete(a.d.Held, seq)
+	if a.quiet {
+		return
+	}
 	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: status, Body: body})
 }
 
@@ -156,11 +185,17 @@ func (a *applier) refuseTo(seq uint64, err *APIError) {
 		return
 	}
 	delete(a.d.Held, seq)
+	if a.quiet {
+		return
+	}
 	a.out.Replies = append(a.out.Replies, Reply{Seq: seq, Status: err.Status, Err: err})
 }
 
 // emit sends an event to every socket of a party.
 func (a *applier) emit(party, typ string, payload any) {
+	if a.quiet {
+		return
+	}
 	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload})
 }
 
@@ -168,7 +203,9 @@ func (a *applier) emit(party, typ string, payload any) {
 func (a *applier) call(c LedgerCall, cont *Continuation) {
 	cont.Call = c
 	a.d.Pending[c.CommandID] = cont
-	a.out.Calls = append(a.out.Calls, c)
+	if !a.quiet {
+		a.out.Calls = append(a.out.Calls, c)
+	}
 }
 
 // boot handles a restart: sockets are gone, and every ledger call still in flight is issued
@@ -177,8 +214,10 @@ func (a *applier) boot() {
 	for _, id := range sortedKeys(a.d.Sockets) {
 		a.dropSocket(id)
 	}
-	for _, id := range sortedKeys(a.d.Pending) {
-		a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
+	if !a.quiet {
+		for _, id := range sortedKeys(a.d.Pending) {
+			a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
+		}
 	}
 	// Requests held before the restart have no client waiting any more. A quote submission
 	// or an accept that was never answered is undone (its client will retry); the wallet

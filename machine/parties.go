@@ -332,7 +332,9 @@ func (a *applier) rotateKey(c RotateKey) {
 	a.d.KeyIndex[p.KeyHash] = p.ID
 	for _, id := range sortedKeys(a.d.Sockets) {
 		if s := a.d.Sockets[id]; s.PartyID == p.ID && s.KeyHash == old {
-			a.out.Closes = append(a.out.Closes, SocketClose{Socket: id, Code: CloseUnauthorized, Reason: "API key rotated"})
+			if !a.quiet {
+				a.out.Closes = append(a.out.Closes, SocketClose{Socket: id, Code: CloseUnauthorized, Reason: "API key rotated"})
+			}
 			a.dropSocket(id)
 		}
 	}
@@ -343,7 +345,9 @@ func (a *applier) rotateKey(c RotateKey) {
 func (a *applier) socketOpened(in SocketOpened) {
 	p, ok := a.d.partyByKey(in.KeyHash)
 	if !ok {
-		a.out.Closes = append(a.out.Closes, SocketClose{Socket: in.Socket, Code: CloseUnauthorized, Reason: "unknown or missing API key"})
+		if !a.quiet {
+			a.out.Closes = append(a.out.Closes, SocketClose{Socket: in.Socket, Code: CloseUnauthorized, Reason: "unknown or missing API key"})
+		}
 		return
 	}
 	if _, dup := a.d.Sockets[in.Socket]; dup {
@@ -351,6 +355,9 @@ func (a *applier) socketOpened(in SocketOpened) {
 	}
 	a.d.Sockets[in.Socket] = &Socket{ID: in.Socket, PartyID: p.ID, KeyHash: in.KeyHash}
 	p.Online++
+	if a.quiet {
+		return // the binding and the connect-time snapshot are outputs only
+	}
 	a.out.Bindings = append(a.out.Bindings, SocketBinding{Socket: in.Socket, Party: p.ID})
 	a.snapshot(p, in.Socket)
 }

@@ -237,7 +237,9 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 	}
 	// Every allocation is prepared: the quote is recorded and its actions handed out.
 	maker := a.d.Parties[q.Maker]
-	a.emit(maker.ID, EvQuoteCreated, a.d.quoteDTO(q))
+	if !a.quiet {
+		a.emit(maker.ID, EvQuoteCreated, a.d.quoteDTO(q))
+	}
 	for i := range q.Allocations {
 		al := &q.Allocations[i]
 		if al.CID != "" {
@@ -250,7 +252,11 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires})
 		q.Actions = append(q.Actions, x.ID)
 	}
-	a.replyTo(q.ReqSeq, 200, QuoteWithActionsDTO{QuoteDTO: a.d.quoteDTO(q), Actions: a.d.actionDTOs(q.Actions)})
+	var body any
+	if !a.quiet {
+		body = QuoteWithActionsDTO{QuoteDTO: a.d.quoteDTO(q), Actions: a.d.actionDTOs(q.Actions)}
+	}
+	a.replyTo(q.ReqSeq, 200, body)
 	q.ReqSeq = 0
 	a.maybeAnchor(q)
 }
@@ -322,6 +328,9 @@ func (a *applier) maybeAnchor(q *Quote) {
 	}
 	_ = a.d.m().quote.fire(q, TrigAnchored)
 	q.Anchored = true
+	if a.quiet {
+		return
+	}
 	r := a.d.RFQs[q.RFQ]
 	dto := a.d.quoteDTO(q)
 	a.emit(q.Maker, EvQuoteAnchored, QuoteAnchoredPayload{QuoteID: q.ID, RfqID: q.RFQ, AnchorCids: dto.AnchorCids})

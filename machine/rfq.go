@@ -99,6 +99,9 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 	}
 	a.d.RFQs[r.ID] = r
 	a.at(r.Deadline, DLRFQDeadline, r.ID)
+	if a.quiet {
+		return
+	}
 	dto := a.d.rfqDTO(r)
 	for _, m := range r.Invited {
 		a.emit(m, EvRfqCreated, dto)
@@ -192,7 +195,9 @@ func (a *applier) recordHistory(r *RFQ, kind, reason, makerHint string) {
 		return
 	}
 	taker.History = appendBounded(taker.History, row, a.d.Cfg.HistoryRetention)
-	a.emit(taker.ID, EvHistoryRecorded, row.dto())
+	if !a.quiet {
+		a.emit(taker.ID, EvHistoryRecorded, row.dto())
+	}
 }
 
 // quoteStats counts the quotes the taker saw on an RFQ and finds the best price among them:

@@ -253,7 +253,11 @@ func (a *applier) acceptFunded(t *Trade) {
 		a.allocateForTrade(t, fee, 0)
 	}
 	a.at(t.WindowEnds, DLTradeWindow, t.ID)
-	a.replyTo(seq, 202, TradeWithActionsDTO{TradeDTO: a.d.tradeDTO(t), Actions: a.d.actionDTOs(t.Actions)})
+	var body any
+	if !a.quiet {
+		body = TradeWithActionsDTO{TradeDTO: a.d.tradeDTO(t), Actions: a.d.actionDTOs(t.Actions)}
+	}
+	a.replyTo(seq, 202, body)
 	a.maybeSettle(t)
 }
 
@@ -323,11 +327,12 @@ func (a *applier) maybeSettle(t *Trade) {
 	if !allLanded(q.Allocations) || !allLanded(t.Allocations) {
 		return
 	}
-	refs := allocationCIDs(q.Allocations, t.Allocations)
 	_ = a.d.m().trade.fire(t, TrigAllocated)
-	step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: refs}
-	a.emit(t.Taker, EvTradeStep, step)
-	a.emit(t.Maker, EvTradeStep, step)
+	if !a.quiet {
+		step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: allocationCIDs(q.Allocations, t.Allocations)}
+		a.emit(t.Taker, EvTradeStep, step)
+		a.emit(t.Maker, EvTradeStep, step)
+	}
 	a.sendSettle(t)
 }
 
@@ -398,7 +403,10 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	_ = a.d.m().quote.fire(winner, TrigWin)
 	_ = a.d.m().rfq.fire(r, TrigFill)
 	a.closeRFQ(r)
-	dto := a.d.tradeDTO(t)
+	var dto TradeDTO
+	if !a.quiet {
+		dto = a.d.tradeDTO(t)
+	}
 	for _, id := range []string{t.Taker, t.Maker} {
 		if p := a.d.Parties[id]; p != nil {
 			a.listTrade(p, t)

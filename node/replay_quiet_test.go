@@ -1,0 +1,76 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/node"
+)
+
+// TestReplayMatchesEveryCheckpoint records lifecycles with a checkpoint every 5 inputs
+// (digests of the state the live desk built with machine.Apply) and replays the journal
+// (machine.ApplyQuiet, digests hashed on the digester): every checkpoint must verify, with
+// and without a step callback, and both replays must end in the same state.
+func TestReplayMatchesEveryCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s := newSettledSink()
+	opts := options(dir, nil)
+	opts.Sink = s
+	n, err := node.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := drive.Driver{T: t, Desk: n.Loop}
+	m, tk := d.Register("maker q"), d.Register("taker q")
+	d.Fund(m, 2)
+	d.Fund(tk, 2)
+	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		dir := machine.Sell
+		if i%2 == 1 {
+			dir = machine.Buy
+		}
+		if err := lifecycle(n, s, m, tk, dir); err != nil {
+			t.Fatal(fmt.Errorf("lifecycle %d: %w", i, err))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	var digests [2][32]byte
+	for i, each := range []func(node.Step) bool{nil, func(st node.Step) bool {
+		if st.Checkpoint && !st.Verified {
+			t.Errorf("checkpoint at %d did not verify", st.Seq)
+		}
+		return true
+	}} {
+		desk, rec, err := node.ReplayDesk(log, false, each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.DigestMismatch != 0 || rec.Checkpoints < 10 {
+			t.Fatalf("replay %d: %+v, want at least 10 checkpoints and no mismatch", i, rec)
+		}
+		if digests[i], err = desk.Digest(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if digests[0] != digests[1] {
+		t.Fatal("the two replays ended in different states")
+	}
+}
