@@ -1,6 +1,7 @@
 package ledgersim
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -9,8 +10,16 @@ import (
 
 // holdingSet keeps the spendable holdings of one (owner, instrument) sorted by amount,
 // largest first, then by contract id, so coin selection never sorts and never depends on
-// map order.
-type holdingSet struct{ hs []*Holding }
+// map order. New holdings wait in a short unsorted tail and are merged in batches
+// (settle), so that a party receiving one holding per trade (the fee party) pays a
+// binary search per holding and one pass over the array per batch, instead of moving the
+// array on every insert.
+type holdingSet struct {
+	hs   []*Holding // sorted
+	tail []*Holding // added since the last merge, unsorted, at most tailMax
+}
+
+const tailMax = 32
 
 func holdingLess(a, b *Holding) bool {
 	if c := a.Amount.Cmp(b.Amount); c != 0 {
@@ -19,27 +28,101 @@ func holdingLess(a, b *Holding) bool {
 	return a.CID < b.CID
 }
 
-func (s *holdingSet) search(h *Holding) int {
-	return sort.Search(len(s.hs), func(i int) bool { return !holdingLess(s.hs[i], h) })
+func holdingCmp(a, b *Holding) int {
+	if holdingLess(a, b) {
+		return -1
+	}
+	if holdingLess(b, a) {
+		return 1
+	}
+	return 0
 }
 
+// size is the number of holdings in the set.
+func (s *holdingSet) size() int { return len(s.hs) + len(s.tail) }
+
+// search returns where h is or belongs in the sorted part hs[:n].
+func (s *holdingSet) search(h *Holding, n int) int {
+	return sort.Search(n, func(i int) bool { return !holdingLess(s.hs[i], h) })
+}
+
+// contains reports whether the set holds h (read-only: safe under the read lock).
+func (s *holdingSet) contains(h *Holding) bool {
+	for _, t := range s.tail {
+		if t == h {
+			return true
+		}
+	}
+	i := s.search(h, len(s.hs))
+	return i < len(s.hs) && s.hs[i] == h
+}
+
+// add adds a holding the set cannot hold yet (a new contract).
+func (s *holdingSet) add(h *Holding) {
+	s.tail = append(s.tail, h)
+	if len(s.tail) >= tailMax {
+		s.settle()
+	}
+}
+
+// insert adds h unless the set holds it already.
 func (s *holdingSet) insert(h *Holding) {
-	i := s.search(h)
-	if i < len(s.hs) && s.hs[i].CID == h.CID {
+	for _, t := range s.tail {
+		if t.CID == h.CID {
+			return
+		}
+	}
+	if i := s.search(h, len(s.hs)); i < len(s.hs) && s.hs[i].CID == h.CID {
 		return
 	}
-	s.hs = append(s.hs, nil)
-	copy(s.hs[i+1:], s.hs[i:])
-	s.hs[i] = h
+	s.add(h)
 }
 
 func (s *holdingSet) remove(h *Holding) {
-	i := s.search(h)
+	for i, t := range s.tail {
+		if t.CID == h.CID {
+			last := len(s.tail) - 1
+			s.tail[i] = s.tail[last]
+			s.tail[last] = nil
+			s.tail = s.tail[:last]
+			return
+		}
+	}
+	i := s.search(h, len(s.hs))
 	if i < len(s.hs) && s.hs[i].CID == h.CID {
 		copy(s.hs[i:], s.hs[i+1:])
 		s.hs[len(s.hs)-1] = nil
 		s.hs = s.hs[:len(s.hs)-1]
 	}
+}
+
+// settle merges the tail into the sorted array: the tail is sorted, then placed from the
+// back, each element after a binary search among the elements not yet moved, so every
+// element of the array moves at most once.
+func (s *holdingSet) settle() {
+	k := len(s.tail)
+	if k == 0 {
+		return
+	}
+	slices.SortFunc(s.tail, holdingCmp)
+	n := len(s.hs)
+	s.hs = slices.Grow(s.hs, k)[:n+k]
+	i := n // s.hs[:i] are the old elements not yet moved
+	for j := k - 1; j >= 0; j-- {
+		t := s.tail[j]
+		p := s.search(t, i)
+		copy(s.hs[p+j+1:], s.hs[p:i])
+		s.hs[p+j] = t
+		i = p
+	}
+	clear(s.tail)
+	s.tail = s.tail[:0]
+}
+
+// sorted returns the holdings in order, merging the tail first.
+func (s *holdingSet) sorted() []*Holding {
+	s.settle()
+	return s.hs
 }
 
 // selectHoldings chooses spendable holdings of owner in instrument covering amount.
@@ -48,10 +131,10 @@ func (s *holdingSet) remove(h *Holding) {
 // smallest single holding that covers the amount, else the largest first.
 func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) ([]*Holding, money.Decimal, error) {
 	s := st.spendable[ownerInst{owner, instrument}]
-	if s == nil {
+	if s == nil || s.size() == 0 {
 		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s holds no free %s (needs %s)", owner, instrument, amount)
 	}
-	hs := s.hs
+	hs := s.sorted()
 	// Smallest single unreferenced holding that covers the amount.
 	best := -1
 	for i := 0; i < len(hs) && hs[i].Amount.Cmp(amount) >= 0; i++ {

@@ -2,6 +2,7 @@ package ledgersim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -338,7 +339,12 @@ func (l *Ledger) CheckInvariants() error {
 		}
 	}
 	for k, s := range st.spendable {
-		for _, h := range s.hs {
+		for i := 1; i < len(s.hs); i++ {
+			if !holdingLess(s.hs[i-1], s.hs[i]) {
+				return fmt.Errorf("spendable index of %s out of order at %s", k.owner, s.hs[i].CID)
+			}
+		}
+		for _, h := range slices.Concat(s.hs, s.tail) {
 			if st.holding(h.CID) != h || h.Owner != k.owner || h.Instrument != k.instrument {
 				return fmt.Errorf("spendable index holds stale holding %s", h.CID)
 			}

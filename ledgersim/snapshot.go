@@ -349,8 +349,7 @@ func (st *state) isSpendable(h *Holding) bool {
 	if s == nil {
 		return false
 	}
-	i := s.search(h)
-	return i < len(s.hs) && s.hs[i] == h
+	return s.contains(h)
 }
 
 // Restore builds a ledger from a Snapshot. cfg supplies what is not state — Clock,

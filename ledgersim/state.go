@@ -202,7 +202,7 @@ func (st *state) addContract(c *contract, cid string) {
 		h := c.h
 		addTo(st.holdingsByOwner, h.Owner, cid)
 		if h.Lock == nil {
-			st.spendableSet(h.Owner, h.Instrument).insert(h)
+			st.spendableSet(h.Owner, h.Instrument).add(h)
 		} else if !h.Lock.Expires.IsZero() {
 			st.lockExp.push(expiry{at: h.Lock.Expires, id: cid})
 		}
@@ -233,7 +233,7 @@ func (st *state) archive(cid string) {
 		delFrom(st.holdingsByOwner, h.Owner, cid)
 		if s := st.spendable[ownerInst{h.Owner, h.Instrument}]; s != nil {
 			s.remove(h)
-			if len(s.hs) == 0 && cap(s.hs) > 16 {
+			if s.size() == 0 && cap(s.hs) > 16 {
 				// Kept (an owner spends its last holding and gets change back in the
 				// same update), but without a large array.
 				s.hs = nil
