@@ -1,7 +1,8 @@
 package ledgersim
 
 import (
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/deskco/rfqdesk/money"
 )
@@ -35,8 +36,19 @@ func (c *checker) settle(s Settle) (plan, error) {
 	if len(s.Allocations) == 0 || len(s.Allocations) > 2*maxLegs {
 		return nil, newErr(CategoryInvalid, "", "a settlement names 1..%d allocations, got %d", 2*maxLegs, len(s.Allocations))
 	}
-	p := &settlePlan{cmd: s, ins: make([]*Instrument, len(s.Legs))}
-	want := map[coverKey]money.Decimal{}
+	p := &settlePlan{cmd: s, ins: make([]*Instrument, len(s.Legs)), allocs: make([]*Allocation, 0, len(s.Allocations))}
+	// What the legs need per (party, instrument, side), in a small slice searched
+	// linearly: a settlement has a handful of legs (at most MaxLegs).
+	want := make([]cover, 0, 2*len(s.Legs))
+	need := func(k coverKey, amt money.Decimal) {
+		for i := range want {
+			if want[i].k == k {
+				want[i].amt = want[i].amt.Add(amt)
+				return
+			}
+		}
+		want = append(want, cover{k, amt})
+	}
 	for i, l := range s.Legs {
 		if l.Sender == l.Receiver {
 			return nil, newErr(CategoryInvalid, "", "leg %d sends to its own sender", i)
@@ -55,18 +67,13 @@ func (c *checker) settle(s Settle) (plan, error) {
 			return nil, err
 		}
 		p.ins[i] = in
-		ks := coverKey{l.Sender, l.Instrument, SideSend}
-		kr := coverKey{l.Receiver, l.Instrument, SideReceive}
-		want[ks] = want[ks].Add(l.Amount)
-		want[kr] = want[kr].Add(l.Amount)
+		need(coverKey{l.Sender, l.Instrument, SideSend}, l.Amount)
+		need(coverKey{l.Receiver, l.Instrument, SideReceive}, l.Amount)
 	}
-	have := map[coverKey]*Allocation{}
-	seen := map[string]bool{}
-	for _, cid := range s.Allocations {
-		if seen[cid] {
+	for i, cid := range s.Allocations {
+		if slices.Contains(s.Allocations[:i], cid) {
 			return nil, newErr(CategoryInvalid, "", "allocation %s named twice", cid)
 		}
-		seen[cid] = true
 		k := c.st.contracts[cid]
 		if k == nil || k.kind != ContractAllocation {
 			return nil, c.missing("allocation", cid)
@@ -78,11 +85,9 @@ func (c *checker) settle(s Settle) (plan, error) {
 		if !c.now.Before(al.SettleBefore) {
 			return nil, newErr(CategoryExpired, "", "allocation %s: settleBefore has passed", cid)
 		}
-		key := coverKey{al.Owner, al.Instrument, al.Side}
-		if other, dup := have[key]; dup {
+		if other := allocFor(p.allocs, coverOf(al)); other != nil {
 			return nil, newErr(CategoryMismatch, "", "allocations %s and %s cover the same party, instrument and side", other.CID, cid)
 		}
-		have[key] = al
 		if al.Side == SideSend {
 			if h := c.st.holding(al.Locked); h == nil || h.Lock == nil || h.Lock.Context != "allocation "+cid {
 				return nil, c.missing("locked holding of allocation", cid)
@@ -90,35 +95,49 @@ func (c *checker) settle(s Settle) (plan, error) {
 		}
 		p.allocs = append(p.allocs, al)
 	}
-	keys := make([]coverKey, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.party != b.party {
-			return a.party < b.party
+	slices.SortFunc(want, func(a, b cover) int {
+		if c := strings.Compare(a.k.party, b.k.party); c != 0 {
+			return c
 		}
-		if a.instrument != b.instrument {
-			return a.instrument < b.instrument
+		if c := strings.Compare(a.k.instrument, b.k.instrument); c != 0 {
+			return c
 		}
-		return a.side < b.side
+		return int(a.k.side) - int(b.k.side)
 	})
-	for _, k := range keys {
-		al, ok := have[k]
-		if !ok {
-			return nil, newErr(CategoryMismatch, "", "no %s allocation of %s for %s", k.side, k.party, k.instrument)
+	for _, w := range want {
+		al := allocFor(p.allocs, w.k)
+		if al == nil {
+			return nil, newErr(CategoryMismatch, "", "no %s allocation of %s for %s", w.k.side, w.k.party, w.k.instrument)
 		}
-		if !al.Amount.Equal(want[k]) {
-			return nil, newErr(CategoryMismatch, "", "allocation %s is for %s, the legs need %s", al.CID, al.Amount, want[k])
+		if !al.Amount.Equal(w.amt) {
+			return nil, newErr(CategoryMismatch, "", "allocation %s is for %s, the legs need %s", al.CID, al.Amount, w.amt)
 		}
 	}
 	for _, al := range p.allocs {
-		if _, used := want[coverKey{al.Owner, al.Instrument, al.Side}]; !used {
+		k := coverOf(al)
+		if !slices.ContainsFunc(want, func(w cover) bool { return w.k == k }) {
 			return nil, newErr(CategoryMismatch, "", "allocation %s is not used by any leg", al.CID)
 		}
 	}
 	return p, nil
+}
+
+// cover is what the legs of a settlement need of one party, instrument and side.
+type cover struct {
+	k   coverKey
+	amt money.Decimal
+}
+
+func coverOf(al *Allocation) coverKey { return coverKey{al.Owner, al.Instrument, al.Side} }
+
+// allocFor returns the allocation among allocs covering k, or nil.
+func allocFor(allocs []*Allocation, k coverKey) *Allocation {
+	for _, al := range allocs {
+		if coverOf(al) == k {
+			return al
+		}
+	}
+	return nil
 }
 
 func (p *settlePlan) inputs() []string {
