@@ -8,14 +8,17 @@ import (
 	"github.com/deskco/rfqdesk/money"
 )
 
-// holdingSet keeps the spendable holdings of one (owner, instrument) sorted by amount,
-// largest first, then by contract id, so coin selection never sorts and never depends on
-// map order. New holdings wait in a short unsorted tail and are merged in batches
+// holdingSet keeps the spendable holdings of one (owner, instrument) in selection order
+// (holdingLess: by amount, largest first, then by contract id), so coin selection never
+// sorts and never depends on map order. The array holds them back to front (the first
+// in selection order last), so that spending the largest holding and getting change
+// back move only the end of the array, whatever small holdings pile up before it.
+// New holdings wait in a short unsorted tail and are merged in batches
 // (settle), so that a party receiving one holding per trade (the fee party) pays a
 // binary search per holding and one pass over the array per batch, instead of moving the
 // array on every insert.
 type holdingSet struct {
-	hs   []*Holding // sorted
+	hs   []*Holding // sorted back to front: hs[len-1] comes first in selection order
 	tail []*Holding // added since the last merge, unsorted, at most tailMax
 }
 
@@ -43,7 +46,7 @@ func (s *holdingSet) size() int { return len(s.hs) + len(s.tail) }
 
 // search returns where h is or belongs in the sorted part hs[:n].
 func (s *holdingSet) search(h *Holding, n int) int {
-	return sort.Search(n, func(i int) bool { return !holdingLess(s.hs[i], h) })
+	return sort.Search(n, func(i int) bool { return !holdingLess(h, s.hs[i]) })
 }
 
 // contains reports whether the set holds h (read-only: safe under the read lock).
@@ -104,7 +107,7 @@ func (s *holdingSet) settle() {
 	if k == 0 {
 		return
 	}
-	slices.SortFunc(s.tail, holdingCmp)
+	slices.SortFunc(s.tail, func(a, b *Holding) int { return holdingCmp(b, a) })
 	n := len(s.hs)
 	s.hs = slices.Grow(s.hs, k)[:n+k]
 	i := n // s.hs[:i] are the old elements not yet moved
@@ -119,7 +122,8 @@ func (s *holdingSet) settle() {
 	s.tail = s.tail[:0]
 }
 
-// sorted returns the holdings in order, merging the tail first.
+// sorted returns the holdings back to front (the first in selection order last),
+// merging the tail first.
 func (s *holdingSet) sorted() []*Holding {
 	s.settle()
 	return s.hs
@@ -134,10 +138,10 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 	if s == nil || s.size() == 0 {
 		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s holds no free %s (needs %s)", owner, instrument, amount)
 	}
-	hs := s.sorted()
+	hs := s.sorted() // back to front
 	// Smallest single unreferenced holding that covers the amount.
 	best := -1
-	for i := 0; i < len(hs) && hs[i].Amount.Cmp(amount) >= 0; i++ {
+	for i := len(hs) - 1; i >= 0 && hs[i].Amount.Cmp(amount) >= 0; i-- {
 		if st.refs[hs[i].CID] == 0 {
 			best = i
 		}
@@ -149,7 +153,8 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 	var out []*Holding
 	sum := money.Zero
 	take := func(referenced bool) bool {
-		for _, h := range hs {
+		for i := len(hs) - 1; i >= 0; i-- {
+			h := hs[i]
 			if (st.refs[h.CID] > 0) != referenced {
 				continue
 			}

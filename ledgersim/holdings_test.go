@@ -44,7 +44,7 @@ func TestHoldingSetProperty(t *testing.T) {
 			},
 			"sorted": func(t *rapid.T) {
 				want := slices.Clone(model)
-				slices.SortFunc(want, holdingCmp)
+				slices.SortFunc(want, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
 				if got := s.sorted(); !slices.Equal(got, want) {
 					t.Fatalf("sorted %v, want %v", cidsOf(got), cidsOf(want))
 				}

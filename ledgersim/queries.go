@@ -340,7 +340,7 @@ func (l *Ledger) CheckInvariants() error {
 	}
 	for k, s := range st.spendable {
 		for i := 1; i < len(s.hs); i++ {
-			if !holdingLess(s.hs[i-1], s.hs[i]) {
+			if !holdingLess(s.hs[i], s.hs[i-1]) {
 				return fmt.Errorf("spendable index of %s out of order at %s", k.owner, s.hs[i].CID)
 			}
 		}

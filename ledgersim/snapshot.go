@@ -473,12 +473,7 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		prev = cid
 	}
 	for _, s := range st.spendable {
-		slices.SortFunc(s.hs, func(a, b *Holding) int {
-			if holdingLess(a, b) {
-				return -1
-			}
-			return 1 // ids are unique: never equal
-		})
+		slices.SortFunc(s.hs, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
 	}
 	st.lockExp = r.heap(false)
 
