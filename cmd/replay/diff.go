@@ -224,13 +224,15 @@ func describe(rec []byte) string {
 	return fmt.Sprintf("%s, seq %d, at %s", env.Input.Kind(), env.Seq, env.At.UTC().Format(time.RFC3339Nano))
 }
 
-// firstDifference compares two journals record by record and returns the first sequence
-// number whose records differ (or that only one has), 0 when they are identical.
+// firstDifference compares two journals record by record, from the first record both
+// still hold, and returns the first sequence number whose records differ (or that only one
+// has), 0 when they are identical.
 func firstDifference(a, b journal.Log) (uint64, []byte, []byte, error) {
 	var errA, errB error
-	nextA, stopA := iter.Pull2(node.Records(a, 1, &errA))
+	from := max(a.FirstSeq(), b.FirstSeq())
+	nextA, stopA := iter.Pull2(node.Records(a, from, &errA))
 	defer stopA()
-	nextB, stopB := iter.Pull2(node.Records(b, 1, &errB))
+	nextB, stopB := iter.Pull2(node.Records(b, from, &errB))
 	defer stopB()
 	for {
 		seqA, recA, okA := nextA()

@@ -104,6 +104,11 @@ func replayLedger(log journal.Log, upto uint64) (ledgerReplay, error) {
 	if log.FirstSeq() <= 1 {
 		rec.Inputs, err = node.ReplayLedger(log, adapter.L)
 	} else {
+		if upto > 0 {
+			if seq, _, ok, serr := log.LoadSnapshot(); serr == nil && ok && seq > upto {
+				return r, fmt.Errorf("ledger record %d is covered by the ledger snapshot at %d: the journal no longer holds the records before it", upto, seq)
+			}
+		}
 		l, rec, err = node.RecoverLedger(log, adapter.L)
 	}
 	if err != nil {

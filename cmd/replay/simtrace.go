@@ -11,18 +11,21 @@ import (
 
 // simLine is one line of a trace in the simulator's format (sim/trace.go, TRACE.md there):
 // records are embedded as raw JSON, the desk records precede the ledger records, and a
-// trace of a pruned desk journal carries the newest desk snapshot.
+// trace of a pruned desk (ledger) journal carries the newest desk (ledger) snapshot.
 type simLine struct {
-	Type    string          `json:"type"` // header, desk-snapshot, desk, ledger, end
+	Type    string          `json:"type"` // header, desk-snapshot, ledger-snapshot, desk, ledger, end
 	Version int             `json:"version,omitempty"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
+	Data    []byte          `json:"data,omitempty"` // ledger-snapshot: the snapshot as the journal holds it (base64)
 	Header  *struct {
 		Seed         uint64          `json:"seed"`
 		Knobs        json.RawMessage `json:"knobs"`
 		Command      string          `json:"command"`
 		Failure      json.RawMessage `json:"failure"`
 		FirstDeskSeq uint64          `json:"firstDeskSeq"`
+		// FirstLedgerSeq is absent (0) in traces written before the ledger was pruned: 1.
+		FirstLedgerSeq uint64 `json:"firstLedgerSeq"`
 	} `json:"header,omitempty"`
 	End *struct {
 		DeskDigest   string `json:"deskDigest"`
@@ -38,12 +41,14 @@ const simTraceVersion = 1
 // readSimTrace loads a trace in the simulator's format; first is its first line, already
 // read. The records go into memory logs; a desk snapshot becomes the log's snapshot, with
 // empty placeholders for the pruned records before it (never read: replay starts at the
-// snapshot).
+// snapshot). A ledger snapshot likewise becomes the ledger log's snapshot, and the ledger
+// log is seen through a view that starts at the first record the trace holds, so that
+// node.LedgerGenesis and node.RecoverLedger treat it as the pruned journal it was.
 func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error {
 	desk, ledger := s.desk.(*journal.MemLog), s.ledger.(*journal.MemLog)
 	line := 1
-	var snapSeq uint64
-	var snapData []byte
+	var snapSeq, ledgerSnapSeq, firstLedger uint64 = 0, 0, 1
+	var snapData, ledgerSnapData []byte
 	for data := first; data != nil; data = next(sc) {
 		var l simLine
 		if err := json.Unmarshal(data, &l); err != nil {
@@ -69,8 +74,25 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 					desk.AppendAsync(nil)
 				}
 			}
+			if f := l.Header.FirstLedgerSeq; f > 1 {
+				firstLedger = f
+				for range f - 1 {
+					ledger.AppendAsync(nil)
+				}
+			}
 		case "desk-snapshot":
+			if snapData != nil {
+				return fmt.Errorf("%s:%d: a second desk-snapshot line", path, line)
+			}
 			snapSeq, snapData = l.Seq, append([]byte(nil), l.Record...)
+		case "ledger-snapshot":
+			if ledgerSnapData != nil {
+				return fmt.Errorf("%s:%d: a second ledger-snapshot line", path, line)
+			}
+			if len(l.Data) == 0 {
+				return fmt.Errorf("%s:%d: a ledger-snapshot line without data", path, line)
+			}
+			ledgerSnapSeq, ledgerSnapData = l.Seq, l.Data
 		case "desk", "ledger":
 			log := desk
 			if l.Type == "ledger" {
@@ -105,9 +127,55 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 	} else if desk.LastSeq() > 0 && firstHeld(s) > 1 {
 		return fmt.Errorf("%s: the desk records start after record 1 but the trace has no desk snapshot", path)
 	}
+	if err := loadLedgerSnapshot(ledger, firstLedger, ledgerSnapSeq, ledgerSnapData); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if firstLedger > 1 {
+		s.ledger = prunedLog{Log: ledger, first: firstLedger}
+	}
 	// The desk records precede the ledger records: -until cuts the ledger by time.
-	s.ledgerAt = ledgerAtTimeOf(desk, ledger)
+	s.ledgerAt = ledgerAtTimeOf(s.desk, s.ledger)
 	return nil
+}
+
+// loadLedgerSnapshot makes a trace's ledger snapshot (seq, data; none when data is nil) the
+// ledger log's snapshot, after checking it against the first record the trace holds: a
+// journal pruned up to first-1 keeps a snapshot at or after first-1, and a snapshot covers
+// only records the journal holds.
+func loadLedgerSnapshot(ledger *journal.MemLog, first, seq uint64, data []byte) error {
+	switch {
+	case data == nil && first > 1:
+		return fmt.Errorf("the ledger records start at record %d but the trace has no ledger snapshot", first)
+	case data == nil:
+		return nil
+	case seq+1 < first:
+		return fmt.Errorf("the ledger snapshot at record %d leaves records %d..%d out (the trace's ledger records start at %d)", seq, seq+1, first-1, first)
+	case seq > ledger.LastSeq():
+		return fmt.Errorf("the ledger snapshot at record %d is past the last ledger record %d", seq, ledger.LastSeq())
+	}
+	if err := ledger.SaveSnapshot(seq, data); err != nil {
+		return fmt.Errorf("ledger snapshot: %w", err)
+	}
+	return nil
+}
+
+// prunedLog is a read view of a log whose records before first were pruned: they are
+// placeholders in the underlying log, and reading them fails as reading a pruned journal
+// does.
+type prunedLog struct {
+	journal.Log
+	first uint64
+}
+
+// FirstSeq is the first record the pruned journal held.
+func (l prunedLog) FirstSeq() uint64 { return l.first }
+
+// ReadFrom reads from seq on, refusing seqs before the first held record.
+func (l prunedLog) ReadFrom(seq uint64, fn func(uint64, []byte) error) error {
+	if seq < l.first {
+		return fmt.Errorf("read from %d: %w", seq, journal.ErrPruned)
+	}
+	return l.Log.ReadFrom(seq, fn)
 }
 
 // firstHeld is the first desk record the trace itself held (after the placeholders).

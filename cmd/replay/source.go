@@ -185,8 +185,11 @@ func ledgerAtTimeOf(desk, ledger journal.Log) func(uint64) (uint64, error) {
 		if !found {
 			return ledger.LastSeq(), nil
 		}
-		var last uint64 = 1 // genesis
-		err = ledger.ReadFrom(2, func(seq uint64, rec []byte) error {
+		// From genesis, or from the first record a pruned journal holds (the records
+		// before it are in its snapshot: a cut before them is refused by the replay).
+		from := max(2, ledger.FirstSeq())
+		last := from - 1
+		err = ledger.ReadFrom(from, func(seq uint64, rec []byte) error {
 			var in struct {
 				At time.Time `json:"at"`
 			}
