@@ -43,7 +43,8 @@ func (c *checker) allocate(a Allocate) (plan, error) {
 	if cid, ok := c.st.allocLeg[legKey{a.Settlement, a.LegID}]; ok {
 		return nil, newErr(CategoryAlreadyExists, "", "leg %q of settlement %q already has allocation %s", a.LegID, a.Settlement.ID, cid)
 	}
-	p := &allocatePlan{cmd: a, owner: c.actAs, in: in}
+	p := &c.st.plans.allocate // one plan at a time: reused (plans.go)
+	*p = allocatePlan{cmd: a, owner: c.actAs, in: in}
 	if a.Side == SideSend {
 		p.holdings, p.sum, err = c.pick(c.actAs, a.Instrument, a.Amount)
 		if err != nil {

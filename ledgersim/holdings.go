@@ -1,6 +1,7 @@
 package ledgersim
 
 import (
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -122,11 +123,25 @@ func (s *holdingSet) settle() {
 	s.tail = s.tail[:0]
 }
 
-// sorted returns the holdings back to front (the first in selection order last),
-// merging the tail first.
-func (s *holdingSet) sorted() []*Holding {
-	s.settle()
-	return s.hs
+// ordered yields the holdings in selection order (largest first) without merging the
+// tail into the array: it sorts the tail and walks both from their ends, so that coin
+// selection, which mostly looks at the few largest holdings, costs no array move.
+func (s *holdingSet) ordered() iter.Seq[*Holding] {
+	slices.SortFunc(s.tail, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
+	return func(yield func(*Holding) bool) {
+		i, j := len(s.hs)-1, len(s.tail)-1
+		for i >= 0 || j >= 0 {
+			var h *Holding
+			if j < 0 || (i >= 0 && holdingLess(s.hs[i], s.tail[j])) {
+				h, i = s.hs[i], i-1
+			} else {
+				h, j = s.tail[j], j-1
+			}
+			if !yield(h) {
+				return
+			}
+		}
+	}
 }
 
 // selectHoldings chooses spendable holdings of owner in instrument covering amount.
@@ -138,23 +153,26 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 	if s == nil || s.size() == 0 {
 		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s holds no free %s (needs %s)", owner, instrument, amount)
 	}
-	hs := s.sorted() // back to front
 	// Smallest single unreferenced holding that covers the amount.
-	best := -1
-	for i := len(hs) - 1; i >= 0 && hs[i].Amount.Cmp(amount) >= 0; i-- {
-		if st.refs[hs[i].CID] == 0 {
-			best = i
+	var best *Holding
+	for h := range s.ordered() {
+		if h.Amount.Cmp(amount) < 0 {
+			break
+		}
+		if st.refs[h.CID] == 0 {
+			best = h
 		}
 	}
-	if best >= 0 {
-		return []*Holding{hs[best]}, hs[best].Amount, nil
+	out := st.plans.picked[:0] // kept by the one plan alive (plans.go)
+	defer func() { st.plans.picked = out[:0] }()
+	if best != nil {
+		out = append(out, best)
+		return out, best.Amount, nil
 	}
 	limit := st.cfg.Limits.MaxInputs
-	var out []*Holding
 	sum := money.Zero
 	take := func(referenced bool) bool {
-		for i := len(hs) - 1; i >= 0; i-- {
-			h := hs[i]
+		for h := range s.ordered() {
 			if (st.refs[h.CID] > 0) != referenced {
 				continue
 			}
@@ -181,7 +199,8 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 // fixedHoldings re-checks the holdings a prepared transaction chose: each must still be
 // live, the owner's, of the instrument and spendable at now; else ErrContention.
 func (st *state) fixedHoldings(cids []string, owner, instrument string, amount money.Decimal, now time.Time) ([]*Holding, money.Decimal, error) {
-	out := make([]*Holding, 0, len(cids))
+	out := st.plans.picked[:0]
+	defer func() { st.plans.picked = out[:0] }()
 	sum := money.Zero
 	for _, cid := range cids {
 		h := st.holding(cid)

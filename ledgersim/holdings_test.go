@@ -42,11 +42,22 @@ func TestHoldingSetProperty(t *testing.T) {
 				s.remove(h)
 				model = slices.DeleteFunc(model, func(m *Holding) bool { return m == h })
 			},
-			"sorted": func(t *rapid.T) {
+			"ordered": func(t *rapid.T) {
 				want := slices.Clone(model)
 				slices.SortFunc(want, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
-				if got := s.sorted(); !slices.Equal(got, want) {
-					t.Fatalf("sorted %v, want %v", cidsOf(got), cidsOf(want))
+				var got []*Holding
+				for h := range s.ordered() {
+					got = append(got, h)
+				}
+				slices.Reverse(got) // selection order is the array's back to front
+				if !slices.Equal(got, want) {
+					t.Fatalf("ordered %v, want %v", cidsOf(got), cidsOf(want))
+				}
+				if rapid.Bool().Draw(t, "merge") {
+					s.settle()
+					if !slices.Equal(s.hs, want) || len(s.tail) != 0 {
+						t.Fatalf("merged %v, want %v", cidsOf(s.hs), cidsOf(want))
+					}
 				}
 			},
 			"": func(t *rapid.T) {

@@ -11,6 +11,7 @@ type settlePlan struct {
 	cmd    Settle
 	allocs []*Allocation
 	ins    []*Instrument // per leg
+	want   []cover       // the check's scratch
 }
 
 type coverKey struct {
@@ -36,10 +37,11 @@ func (c *checker) settle(s Settle) (plan, error) {
 	if len(s.Allocations) == 0 || len(s.Allocations) > 2*maxLegs {
 		return nil, newErr(CategoryInvalid, "", "a settlement names 1..%d allocations, got %d", 2*maxLegs, len(s.Allocations))
 	}
-	p := &settlePlan{cmd: s, ins: make([]*Instrument, len(s.Legs)), allocs: make([]*Allocation, 0, len(s.Allocations))}
+	p := &c.st.plans.settle // one plan at a time: reused (plans.go)
+	*p = settlePlan{cmd: s, ins: slices.Grow(p.ins[:0], len(s.Legs))[:len(s.Legs)], allocs: p.allocs[:0], want: p.want[:0]}
 	// What the legs need per (party, instrument, side), in a small slice searched
 	// linearly: a settlement has a handful of legs (at most MaxLegs).
-	want := make([]cover, 0, 2*len(s.Legs))
+	want := p.want
 	need := func(k coverKey, amt money.Decimal) {
 		for i := range want {
 			if want[i].k == k {
@@ -95,6 +97,7 @@ func (c *checker) settle(s Settle) (plan, error) {
 		}
 		p.allocs = append(p.allocs, al)
 	}
+	p.want = want
 	slices.SortFunc(want, func(a, b cover) int {
 		if c := strings.Compare(a.k.party, b.k.party); c != 0 {
 			return c

@@ -88,7 +88,8 @@ type state struct {
 
 	acc     digestAcc
 	scratch sumScratch
-	ubuf    Update // commit's scratch update (ledger.go)
+	ubuf    Update      // commit's scratch update (ledger.go)
+	plans   planScratch // reused plans (plans.go)
 	// unsummed is a ring of the latest contracts created: a contract's digest
 	// contribution is computed when it leaves the ring still live, or when the digest
 	// is read (flushSums). Most contracts (change, locked holdings, allocations) are
