@@ -1,7 +1,8 @@
 package ledgersim
 
 import (
-	"iter"
+	"encoding/binary"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -19,11 +20,68 @@ import (
 // binary search per holding and one pass over the array per batch, instead of moving the
 // array on every insert.
 type holdingSet struct {
-	hs   []*Holding // sorted back to front: hs[len-1] comes first in selection order
-	tail []*Holding // added since the last merge, unsorted, at most tailMax
+	hs   []hEntry // sorted back to front: hs[len-1] comes first in selection order
+	tail []hEntry // added since the last merge, unsorted, at most tailMax
+}
+
+// hEntry is a holding of a set with its amount as an integer key (amountKey), so that
+// most comparisons are integer ones.
+type hEntry struct {
+	key int64
+	h   *Holding
 }
 
 const tailMax = 32
+
+// noKey marks an amount without an integer key: compared as decimals.
+const noKey = math.MinInt64
+
+// amountKey is amount × 10^10 (exact, as amounts carry at most 10 fractional digits)
+// when it fits an int64, else noKey. It reads the canonical binary form of the
+// decimal (money/binary.go): a uvarint header (zig-zag exponent << 2, big-coefficient
+// and negative flags) and, for a small coefficient, the coefficient as a uvarint.
+func amountKey(d money.Decimal) int64 {
+	var buf [24]byte
+	b, err := d.AppendBinary(buf[:0])
+	if err != nil {
+		return noKey
+	}
+	h, n := binary.Uvarint(b)
+	if n <= 0 || h&3 != 0 { // negative or big coefficient
+		return noKey
+	}
+	u := h >> 2
+	exp := int64(u>>1) ^ -int64(u&1)
+	coeff, m := binary.Uvarint(b[n:])
+	if m <= 0 || coeff > math.MaxInt64 {
+		return noKey
+	}
+	scale := exp + 10
+	if scale < 0 || scale > 18 {
+		return noKey
+	}
+	k := int64(coeff)
+	for range scale {
+		if k > math.MaxInt64/10 {
+			return noKey
+		}
+		k *= 10
+	}
+	return k
+}
+
+func entryOf(h *Holding) hEntry { return hEntry{key: amountKey(h.Amount), h: h} }
+
+// before reports whether a comes before b in selection order (holdingLess).
+func (a hEntry) before(b hEntry) bool {
+	if a.key == noKey || b.key == noKey {
+		return holdingLess(a.h, b.h)
+	}
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	return a.h.CID < b.h.CID
+}
 
 func holdingLess(a, b *Holding) bool {
 	if c := a.Amount.Cmp(b.Amount); c != 0 {
@@ -42,28 +100,39 @@ func holdingCmp(a, b *Holding) int {
 	return 0
 }
 
+// storageCmp orders entries as the array holds them: back to front.
+func storageCmp(a, b hEntry) int {
+	switch {
+	case b.before(a):
+		return -1
+	case a.before(b):
+		return 1
+	}
+	return 0
+}
+
 // size is the number of holdings in the set.
 func (s *holdingSet) size() int { return len(s.hs) + len(s.tail) }
 
-// search returns where h is or belongs in the sorted part hs[:n].
-func (s *holdingSet) search(h *Holding, n int) int {
-	return sort.Search(n, func(i int) bool { return !holdingLess(h, s.hs[i]) })
+// search returns where e is or belongs in the sorted part hs[:n].
+func (s *holdingSet) search(e hEntry, n int) int {
+	return sort.Search(n, func(i int) bool { return !e.before(s.hs[i]) })
 }
 
 // contains reports whether the set holds h (read-only: safe under the read lock).
 func (s *holdingSet) contains(h *Holding) bool {
 	for _, t := range s.tail {
-		if t == h {
+		if t.h == h {
 			return true
 		}
 	}
-	i := s.search(h, len(s.hs))
-	return i < len(s.hs) && s.hs[i] == h
+	i := s.search(entryOf(h), len(s.hs))
+	return i < len(s.hs) && s.hs[i].h == h
 }
 
 // add adds a holding the set cannot hold yet (a new contract).
 func (s *holdingSet) add(h *Holding) {
-	s.tail = append(s.tail, h)
+	s.tail = append(s.tail, entryOf(h))
 	if len(s.tail) >= tailMax {
 		s.settle()
 	}
@@ -72,30 +141,34 @@ func (s *holdingSet) add(h *Holding) {
 // insert adds h unless the set holds it already.
 func (s *holdingSet) insert(h *Holding) {
 	for _, t := range s.tail {
-		if t.CID == h.CID {
+		if t.h.CID == h.CID {
 			return
 		}
 	}
-	if i := s.search(h, len(s.hs)); i < len(s.hs) && s.hs[i].CID == h.CID {
+	e := entryOf(h)
+	if i := s.search(e, len(s.hs)); i < len(s.hs) && s.hs[i].h.CID == h.CID {
 		return
 	}
-	s.add(h)
+	s.tail = append(s.tail, e)
+	if len(s.tail) >= tailMax {
+		s.settle()
+	}
 }
 
 func (s *holdingSet) remove(h *Holding) {
 	for i, t := range s.tail {
-		if t.CID == h.CID {
+		if t.h.CID == h.CID {
 			last := len(s.tail) - 1
 			s.tail[i] = s.tail[last]
-			s.tail[last] = nil
+			s.tail[last] = hEntry{}
 			s.tail = s.tail[:last]
 			return
 		}
 	}
-	i := s.search(h, len(s.hs))
-	if i < len(s.hs) && s.hs[i].CID == h.CID {
+	i := s.search(entryOf(h), len(s.hs))
+	if i < len(s.hs) && s.hs[i].h.CID == h.CID {
 		copy(s.hs[i:], s.hs[i+1:])
-		s.hs[len(s.hs)-1] = nil
+		s.hs[len(s.hs)-1] = hEntry{}
 		s.hs = s.hs[:len(s.hs)-1]
 	}
 }
@@ -108,7 +181,7 @@ func (s *holdingSet) settle() {
 	if k == 0 {
 		return
 	}
-	slices.SortFunc(s.tail, func(a, b *Holding) int { return holdingCmp(b, a) })
+	slices.SortFunc(s.tail, storageCmp)
 	n := len(s.hs)
 	s.hs = slices.Grow(s.hs, k)[:n+k]
 	i := n // s.hs[:i] are the old elements not yet moved
@@ -123,25 +196,44 @@ func (s *holdingSet) settle() {
 	s.tail = s.tail[:0]
 }
 
-// ordered yields the holdings in selection order (largest first) without merging the
-// tail into the array: it sorts the tail and walks both from their ends, so that coin
-// selection, which mostly looks at the few largest holdings, costs no array move.
-func (s *holdingSet) ordered() iter.Seq[*Holding] {
-	slices.SortFunc(s.tail, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
-	return func(yield func(*Holding) bool) {
-		i, j := len(s.hs)-1, len(s.tail)-1
-		for i >= 0 || j >= 0 {
-			var h *Holding
-			if j < 0 || (i >= 0 && holdingLess(s.hs[i], s.tail[j])) {
-				h, i = s.hs[i], i-1
-			} else {
-				h, j = s.tail[j], j-1
-			}
-			if !yield(h) {
-				return
-			}
-		}
+// cursor walks a set in selection order (largest first) without merging the tail into
+// the array: it walks the array and the sorted tail together from their ends, so that
+// coin selection, which mostly looks at the few largest holdings, moves nothing.
+type cursor struct {
+	s    *holdingSet
+	i, j int
+}
+
+func (s *holdingSet) cursor() cursor {
+	slices.SortFunc(s.tail, storageCmp)
+	return cursor{s: s, i: len(s.hs) - 1, j: len(s.tail) - 1}
+}
+
+// next returns the next holding in selection order, or nil after the last.
+func (c *cursor) next() *Holding {
+	s := c.s
+	switch {
+	case c.i < 0 && c.j < 0:
+		return nil
+	case c.j < 0 || (c.i >= 0 && s.hs[c.i].before(s.tail[c.j])):
+		c.i--
+		return s.hs[c.i+1].h
+	default:
+		c.j--
+		return s.tail[c.j+1].h
 	}
+}
+
+// holdings returns every holding of the set, array then tail (read-only).
+func (s *holdingSet) holdings() []*Holding {
+	out := make([]*Holding, 0, s.size())
+	for _, e := range s.hs {
+		out = append(out, e.h)
+	}
+	for _, e := range s.tail {
+		out = append(out, e.h)
+	}
+	return out
 }
 
 // selectHoldings chooses spendable holdings of owner in instrument covering amount.
@@ -155,8 +247,9 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 	}
 	// Smallest single unreferenced holding that covers the amount.
 	var best *Holding
-	for h := range s.ordered() {
-		if h.Amount.Cmp(amount) < 0 {
+	for cur := s.cursor(); ; {
+		h := cur.next()
+		if h == nil || h.Amount.Cmp(amount) < 0 {
 			break
 		}
 		if st.refs[h.CID] == 0 {
@@ -172,7 +265,11 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 	limit := st.cfg.Limits.MaxInputs
 	sum := money.Zero
 	take := func(referenced bool) bool {
-		for h := range s.ordered() {
+		for cur := s.cursor(); ; {
+			h := cur.next()
+			if h == nil {
+				break
+			}
 			if (st.refs[h.CID] > 0) != referenced {
 				continue
 			}

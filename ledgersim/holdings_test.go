@@ -2,6 +2,7 @@ package ledgersim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestHoldingSetProperty(t *testing.T) {
 		t.Repeat(map[string]func(*rapid.T){
 			"add": func(t *rapid.T) {
 				next++
-				amt := money.FromInt(int64(rapid.IntRange(1, 8).Draw(t, "amount")))
+				amt := money.MustParse(rapid.SampledFrom(testAmounts).Draw(t, "amount"))
 				h := &Holding{CID: fmt.Sprintf("%08d", rapid.IntRange(0, 1<<20).Draw(t, "cid")*100+next%100), Amount: amt}
 				if slices.ContainsFunc(model, func(m *Holding) bool { return m.CID == h.CID }) {
 					t.Skip("duplicate id")
@@ -46,7 +47,11 @@ func TestHoldingSetProperty(t *testing.T) {
 				want := slices.Clone(model)
 				slices.SortFunc(want, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
 				var got []*Holding
-				for h := range s.ordered() {
+				for cur := s.cursor(); ; {
+					h := cur.next()
+					if h == nil {
+						break
+					}
 					got = append(got, h)
 				}
 				slices.Reverse(got) // selection order is the array's back to front
@@ -55,8 +60,8 @@ func TestHoldingSetProperty(t *testing.T) {
 				}
 				if rapid.Bool().Draw(t, "merge") {
 					s.settle()
-					if !slices.Equal(s.hs, want) || len(s.tail) != 0 {
-						t.Fatalf("merged %v, want %v", cidsOf(s.hs), cidsOf(want))
+					if got := s.holdings(); !slices.Equal(got, want) || len(s.tail) != 0 {
+						t.Fatalf("merged %v, want %v", cidsOf(got), cidsOf(want))
 					}
 				}
 			},
@@ -72,4 +77,39 @@ func TestHoldingSetProperty(t *testing.T) {
 			},
 		})
 	})
+}
+
+// testAmounts have integer keys (small, fractional, the largest that fit) and none
+// (too many digits for an int64 once scaled by 10^10).
+var testAmounts = []string{"0.0000000001", "0.5", "1", "1.5", "1.50", "8", "12345678.9",
+	"922337203.6854775807", "922337203.6854775808", "999999999.9999999999", "1000000000000", "123456789012345678901234567890"}
+
+// TestAmountKey checks that integer keys order amounts as decimals do, and that amounts
+// too large for a key get none.
+func TestAmountKey(t *testing.T) {
+	for _, a := range testAmounts {
+		for _, b := range testAmounts {
+			da, db := money.MustParse(a), money.MustParse(b)
+			ka, kb := amountKey(da), amountKey(db)
+			if ka == noKey || kb == noKey {
+				continue
+			}
+			want := da.Cmp(db)
+			got := 0
+			if ka < kb {
+				got = -1
+			} else if ka > kb {
+				got = 1
+			}
+			if got != want {
+				t.Errorf("keys of %s and %s compare %d, amounts %d", a, b, got, want)
+			}
+		}
+	}
+	for a, want := range map[string]int64{"1": 10_000_000_000, "0.0000000001": 1, "1.50": 15_000_000_000, "922337203.6854775807": math.MaxInt64,
+		"922337203.6854775808": noKey, "1000000000000": noKey} {
+		if got := amountKey(money.MustParse(a)); got != want {
+			t.Errorf("amountKey(%s) = %d, want %d", a, got, want)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package ledgersim
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -339,12 +338,15 @@ func (l *Ledger) CheckInvariants() error {
 		}
 	}
 	for k, s := range st.spendable {
-		for i := 1; i < len(s.hs); i++ {
-			if !holdingLess(s.hs[i], s.hs[i-1]) {
-				return fmt.Errorf("spendable index of %s out of order at %s", k.owner, s.hs[i].CID)
+		for i, e := range s.hs {
+			if i > 0 && !holdingLess(e.h, s.hs[i-1].h) {
+				return fmt.Errorf("spendable index of %s out of order at %s", k.owner, e.h.CID)
+			}
+			if e.key != amountKey(e.h.Amount) {
+				return fmt.Errorf("spendable index of %s has a stale key for %s", k.owner, e.h.CID)
 			}
 		}
-		for _, h := range slices.Concat(s.hs, s.tail) {
+		for _, h := range s.holdings() {
 			if st.holding(h.CID) != h || h.Owner != k.owner || h.Instrument != k.instrument {
 				return fmt.Errorf("spendable index holds stale holding %s", h.CID)
 			}

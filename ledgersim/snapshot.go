@@ -473,7 +473,7 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		prev = cid
 	}
 	for _, s := range st.spendable {
-		slices.SortFunc(s.hs, func(a, b *Holding) int { return holdingCmp(b, a) }) // back to front
+		slices.SortFunc(s.hs, storageCmp) // back to front
 	}
 	st.lockExp = r.heap(false)
 
@@ -659,7 +659,7 @@ func (st *state) readContract(r *snapReader) (string, error) {
 		addTo(st.holdingsByOwner, h.Owner, cid)
 		if spendable {
 			s := st.spendableSet(h.Owner, h.Instrument)
-			s.hs = append(s.hs, h)
+			s.hs = append(s.hs, entryOf(h))
 		}
 	case ContractTransferInstruction:
 		addTo(st.inbox, c.ti.Receiver, cid)
