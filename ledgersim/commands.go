@@ -276,32 +276,80 @@ type CommandEnvelope struct {
 }
 
 // Envelope wraps a command for JSON.
-func Envelope(c Command) *CommandEnvelope {
-	var e CommandEnvelope
+func Envelope(c Command) *CommandEnvelope { return envelope(c, true) }
+
+// envelope wraps c, copying a Settle's slices when clone is set, in one allocation for
+// the envelope and the command.
+func envelope(c Command, clone bool) *CommandEnvelope {
 	switch v := c.(type) {
 	case Allocate:
-		e.Allocate = &v
+		b := &struct {
+			e CommandEnvelope
+			c Allocate
+		}{c: v}
+		b.e.Allocate = &b.c
+		return &b.e
 	case CancelAllocation:
-		e.CancelAllocation = &v
+		b := &struct {
+			e CommandEnvelope
+			c CancelAllocation
+		}{c: v}
+		b.e.CancelAllocation = &b.c
+		return &b.e
 	case WithdrawAllocation:
-		e.WithdrawAllocation = &v
+		b := &struct {
+			e CommandEnvelope
+			c WithdrawAllocation
+		}{c: v}
+		b.e.WithdrawAllocation = &b.c
+		return &b.e
 	case Settle:
-		s := v.clone().(Settle)
-		e.Settle = &s
+		if clone {
+			v = v.clone().(Settle)
+		}
+		b := &struct {
+			e CommandEnvelope
+			c Settle
+		}{c: v}
+		b.e.Settle = &b.c
+		return &b.e
 	case Transfer:
-		e.Transfer = &v
+		b := &struct {
+			e CommandEnvelope
+			c Transfer
+		}{c: v}
+		b.e.Transfer = &b.c
+		return &b.e
 	case AcceptTransfer:
-		e.AcceptTransfer = &v
+		b := &struct {
+			e CommandEnvelope
+			c AcceptTransfer
+		}{c: v}
+		b.e.AcceptTransfer = &b.c
+		return &b.e
 	case RejectTransfer:
-		e.RejectTransfer = &v
+		b := &struct {
+			e CommandEnvelope
+			c RejectTransfer
+		}{c: v}
+		b.e.RejectTransfer = &b.c
+		return &b.e
 	case WithdrawTransfer:
-		e.WithdrawTransfer = &v
+		b := &struct {
+			e CommandEnvelope
+			c WithdrawTransfer
+		}{c: v}
+		b.e.WithdrawTransfer = &b.c
+		return &b.e
 	case CreatePreapproval:
-		e.CreatePreapproval = &v
-	default:
-		return nil
+		b := &struct {
+			e CommandEnvelope
+			c CreatePreapproval
+		}{c: v}
+		b.e.CreatePreapproval = &b.c
+		return &b.e
 	}
-	return &e
+	return nil
 }
 
 // Command unwraps the envelope; it fails unless exactly one field is set.

@@ -339,7 +339,9 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 	u := &st.ubuf
 	*u = Update{Offset: st.offset, CommandID: commandID, PreparedID: preparedID, ActAs: actAs, Kind: kind, RecordTime: now,
 		Created: u.Created[:0], Archived: u.Archived[:0], Receipts: u.Receipts[:0], Released: u.Released[:0]}
-	pl.commit(&tx{st: st, u: u, off: st.offset})
+	t := &st.plans.tx // reused, as the plans are (plans.go)
+	*t = tx{st: st, u: u, off: st.offset}
+	pl.commit(t)
 	u.UpdateID = st.newUpdateID()
 	kept := u.clone()
 	st.retain(kept)
@@ -382,7 +384,9 @@ func (l *Ledger) submit(actAs string, cmd Command, commandID string) (Update, er
 	defer l.mu.Unlock()
 	in := &Input{Kind: InputSubmit, At: l.stamp(), ActAs: actAs, CommandID: commandID}
 	if l.cfg.Recorder != nil {
-		in.Command = Envelope(cmd)
+		// cmd is the ledger's own copy (normalizeCommand) and nothing keeps it after
+		// the commit, before the Recorder sees the input: the envelope may share it.
+		in.Command = envelope(cmd, false)
 	}
 	return l.applySubmit(in, cmd, false)
 }

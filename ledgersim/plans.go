@@ -9,4 +9,5 @@ type planScratch struct {
 	allocate allocatePlan
 	settle   settlePlan
 	picked   []*Holding
+	tx       tx
 }
