@@ -389,19 +389,34 @@ func (a *actor) rotate() {
 		a.candidates = append(a.candidates, key)
 		sig := ed25519.Sign(a.priv, []byte(c))
 		a.send(machine.RotateKey{PartyID: a.party, Challenge: c, Signature: sig, NewKeyHash: hashKey(key)}, func(rep machine.Reply) {
+			// Each outcome settles only this rotation's key: another rotation may be in
+			// flight, and its key must stay a candidate until its own answer (or a crash
+			// check) settles it.
 			switch {
 			case rep.Err == nil:
-				a.key, a.keyHash, a.candidates = key, hashKey(key), nil
+				a.key, a.keyHash = key, hashKey(key)
+				a.candidates = without(a.candidates, key)
 				a.s.cov.hit(covKeyRotated)
 				a.s.stats.Rotations++
 			case rep.Status == 599:
 				a.candidates = append(a.candidates, a.key)
 				a.resolveKeys(func() {})
 			default:
-				a.candidates = nil
+				a.candidates = without(a.candidates, key)
 			}
 		})
 	})
+}
+
+// without returns keys less every occurrence of key.
+func without(keys []string, key string) []string {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k != key {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // ---- Stream ----
