@@ -115,7 +115,7 @@ func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
 		return nil, newErr(CategoryForbidden, "", "only the executor or the owner cancels allocation %s", cid)
 	}
 	p := &releaseAllocationPlan{al: al}
-	if h := c.st.holding(al.Locked); h != nil && h.Lock != nil && h.Lock.Context == "allocation "+cid {
+	if h := c.st.holding(al.Locked); lockedFor(h, "allocation ", cid) {
 		p.locked = true
 	}
 	return p, nil
@@ -133,6 +133,6 @@ func (p *releaseAllocationPlan) commit(t *tx) {
 	cid := p.al.CID
 	t.archive(cid)
 	if p.locked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
-		t.release(p.al.Locked, "allocation "+cid)
+		t.release(p.al.Locked, "allocation ", cid)
 	}
 }

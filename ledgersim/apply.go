@@ -82,7 +82,7 @@ func checkAmount(in *Instrument, a money.Decimal) error {
 	if a.Sign() <= 0 {
 		return newErr(CategoryInvalid, "", "amount %s of %s must be positive", a, in.ID)
 	}
-	if a.FractionDigits() > money.MaxFractionDigits {
+	if fractionDigits(a) > money.MaxFractionDigits {
 		return newErr(CategoryInvalid, "", "amount %s of %s has more than %d fractional digits", a, in.ID, money.MaxFractionDigits)
 	}
 	return nil
@@ -164,11 +164,21 @@ func (t *tx) addHolding(b *holdingBlock, cid, owner string, in *Instrument, amou
 	t.add(&b.c, cid)
 }
 
-// release unlocks the holding cid if it is still locked for context: it is archived and
-// an equal free holding is created for its owner.
-func (t *tx) release(cid, context string) {
+// lockedFor reports whether h is a live holding locked with the context prefix + cid
+// ("allocation <cid>", "transfer <cid>"), without building that string.
+func lockedFor(h *Holding, prefix, cid string) bool {
+	if h == nil || h.Lock == nil {
+		return false
+	}
+	c := h.Lock.Context
+	return len(c) == len(prefix)+len(cid) && c[:len(prefix)] == prefix && c[len(prefix):] == cid
+}
+
+// release unlocks the holding cid if it is still locked for prefix + owner (the contract
+// that locked it): it is archived and an equal free holding is created for its owner.
+func (t *tx) release(cid, prefix, owner string) {
 	h := t.st.holding(cid)
-	if h == nil || h.Lock == nil || h.Lock.Context != context {
+	if !lockedFor(h, prefix, owner) {
 		return
 	}
 	in := t.st.instruments[h.Instrument]

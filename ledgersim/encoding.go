@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"strconv"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -59,7 +60,80 @@ func (e *encoder) time(t time.Time) {
 	e.u8(1)
 	e.i64(t.UnixNano())
 }
-func (e *encoder) dec(d money.Decimal) { e.str(d.String()) }
+
+// dec writes d's minimal plain text (d.String()) as a str, formatted straight from the
+// decimal's canonical binary form when its coefficient fits 64 bits (no allocation).
+func (e *encoder) dec(d money.Decimal) {
+	at := len(e.b)
+	e.u32(0)
+	e.b = appendDecText(e.b, d)
+	binary.BigEndian.PutUint32(e.b[at:], uint32(len(e.b)-at-4))
+}
+
+// decParts reads the canonical binary form of d (money/binary.go: a uvarint header of
+// zig-zag exponent << 2 | big << 1 | negative, then the coefficient as a uvarint): the
+// reduced coefficient and exponent, ok false for a coefficient beyond 64 bits.
+func decParts(d money.Decimal) (coeff uint64, exp int64, neg, ok bool) {
+	var buf [24]byte
+	b, err := d.AppendBinary(buf[:0])
+	if err != nil {
+		return 0, 0, false, false
+	}
+	h, n := binary.Uvarint(b)
+	if n <= 0 || h&2 != 0 {
+		return 0, 0, false, false
+	}
+	u := h >> 2
+	coeff, m := binary.Uvarint(b[n:])
+	if m <= 0 {
+		return 0, 0, false, false
+	}
+	return coeff, int64(u>>1) ^ -int64(u&1), h&1 != 0, true
+}
+
+// appendDecText appends the minimal plain text of d, exactly as d.String() writes it.
+func appendDecText(b []byte, d money.Decimal) []byte {
+	coeff, exp, neg, ok := decParts(d)
+	if !ok || exp > 1000 || exp < -1000 {
+		return append(b, d.String()...)
+	}
+	if neg && coeff != 0 {
+		b = append(b, '-')
+	}
+	var digits [20]byte
+	ds := strconv.AppendUint(digits[:0], coeff, 10)
+	if exp >= 0 {
+		b = append(b, ds...)
+		if coeff != 0 {
+			for range exp {
+				b = append(b, '0')
+			}
+		}
+		return b
+	}
+	frac := int(-exp)
+	if len(ds) > frac {
+		b = append(b, ds[:len(ds)-frac]...)
+		b = append(b, '.')
+		return append(b, ds[len(ds)-frac:]...)
+	}
+	b = append(b, '0', '.')
+	for range frac - len(ds) {
+		b = append(b, '0')
+	}
+	return append(b, ds...)
+}
+
+// fractionDigits is d.FractionDigits() read from the binary form when it can be.
+func fractionDigits(d money.Decimal) int {
+	if _, exp, _, ok := decParts(d); ok {
+		if exp < 0 {
+			return int(-exp)
+		}
+		return 0
+	}
+	return d.FractionDigits()
+}
 func (e *encoder) boolean(v bool) {
 	if v {
 		e.u8(1)

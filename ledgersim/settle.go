@@ -91,7 +91,7 @@ func (c *checker) settle(s Settle) (plan, error) {
 			return nil, newErr(CategoryMismatch, "", "allocations %s and %s cover the same party, instrument and side", other.CID, cid)
 		}
 		if al.Side == SideSend {
-			if h := c.st.holding(al.Locked); h == nil || h.Lock == nil || h.Lock.Context != "allocation "+cid {
+			if h := c.st.holding(al.Locked); !lockedFor(h, "allocation ", cid) {
 				return nil, c.missing("locked holding of allocation", cid)
 			}
 		}

@@ -109,7 +109,7 @@ func (c *checker) acceptTransfer(a AcceptTransfer) (plan, error) {
 	if !ti.ExecuteBefore.IsZero() && !c.now.Before(ti.ExecuteBefore) {
 		return nil, newErr(CategoryExpired, "", "transfer %s expired", ti.CID)
 	}
-	if h := c.st.holding(ti.Locked); h == nil || h.Lock == nil || h.Lock.Context != "transfer "+ti.CID {
+	if h := c.st.holding(ti.Locked); !lockedFor(h, "transfer ", ti.CID) {
 		return nil, c.missing("locked holding of transfer", ti.CID)
 	}
 	return &acceptPlan{ti: ti}, nil
@@ -143,7 +143,7 @@ func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
 		return nil, newErr(CategoryForbidden, "", "only the receiver rejects transfer %s", cid)
 	}
 	p := &endTransferPlan{ti: ti}
-	if h := c.st.holding(ti.Locked); h != nil && h.Lock != nil && h.Lock.Context == "transfer "+cid {
+	if h := c.st.holding(ti.Locked); lockedFor(h, "transfer ", cid) {
 		p.locked = true
 	}
 	return p, nil
@@ -160,7 +160,7 @@ func (p *endTransferPlan) chosen() []string { return nil }
 func (p *endTransferPlan) commit(t *tx) {
 	t.archive(p.ti.CID)
 	if p.locked {
-		t.release(p.ti.Locked, "transfer "+p.ti.CID)
+		t.release(p.ti.Locked, "transfer ", p.ti.CID)
 	}
 }
 
