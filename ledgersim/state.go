@@ -380,8 +380,8 @@ type expiry struct {
 type expiryHeap []expiry
 
 func (h expiryHeap) less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+	if c := h[i].at.Compare(h[j].at); c != 0 {
+		return c < 0
 	}
 	return h[i].id < h[j].id
 }
