@@ -24,12 +24,17 @@ func (l *Ledger) Holdings(party string) []Holding {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	st := l.st
-	cids := sortedKeys(st.holdingsByOwner[party])
-	out := make([]Holding, 0, len(cids))
-	for _, cid := range cids {
-		out = append(out, st.viewHolding(st.holding(cid)))
+	cs := st.holdingsByOwner.of(party)
+	out := make([]Holding, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, st.viewHolding(c.h))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Instrument < out[j].Instrument })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Instrument != out[j].Instrument {
+			return out[i].Instrument < out[j].Instrument
+		}
+		return out[i].CID < out[j].CID
+	})
 	return out
 }
 
@@ -42,8 +47,8 @@ func (l *Ledger) Balances(party string) []Balance {
 	now := l.queryNow()
 	by := map[string]*Balance{}
 	var ids []string
-	for cid := range st.holdingsByOwner[party] {
-		h := st.holding(cid)
+	for _, c := range st.holdingsByOwner.of(party) {
+		h := c.h
 		b := by[h.Instrument]
 		if b == nil {
 			b = &Balance{Instrument: h.Instrument}
@@ -112,8 +117,8 @@ func (l *Ledger) Allocations(owner string) []Allocation {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	var out []Allocation
-	for cid := range l.st.allocsByOwner[owner] {
-		out = append(out, *l.st.contracts[cid].al)
+	for _, c := range l.st.allocsByOwner.of(owner) {
+		out = append(out, *c.al)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].CreatedOffset != out[j].CreatedOffset {
@@ -305,7 +310,7 @@ func (l *Ledger) CheckInvariants() error {
 				return fmt.Errorf("holding %s has non-positive amount %s", cid, h.Amount)
 			}
 			total[h.Instrument] = total[h.Instrument].Add(h.Amount)
-			if _, ok := st.holdingsByOwner[h.Owner][cid]; !ok {
+			if !st.holdingsByOwner.has(h.Owner, c) {
 				return fmt.Errorf("holding %s missing from its owner's index", cid)
 			}
 			if h.Lock != nil && !h.Lock.ExpiredAt(l.now) {
@@ -317,6 +322,9 @@ func (l *Ledger) CheckInvariants() error {
 			al := c.al
 			if st.allocLeg[legKey{al.Settlement, al.LegID}] != cid {
 				return fmt.Errorf("allocation %s missing from the leg index", cid)
+			}
+			if !st.allocsByOwner.has(al.Owner, c) {
+				return fmt.Errorf("allocation %s missing from its owner's index", cid)
 			}
 			if al.Side == SideSend && l.now.Before(al.SettleBefore) {
 				if h := st.holding(al.Locked); h == nil || h.Amount.Cmp(al.Amount) != 0 {
@@ -335,6 +343,15 @@ func (l *Ledger) CheckInvariants() error {
 	for _, id := range st.instrumentOrder {
 		if !total[id].Equal(st.supply[id]) {
 			return fmt.Errorf("instrument %s: holdings sum to %s, supply is %s", id, total[id], st.supply[id])
+		}
+	}
+	for _, x := range []ownerIndex{st.holdingsByOwner, st.allocsByOwner} {
+		for owner, list := range x {
+			for i, c := range list.cs {
+				if !c.live || c.ownerPos != i || (c.h != nil && c.h.Owner != owner) || (c.al != nil && c.al.Owner != owner) {
+					return fmt.Errorf("owner index of %s holds a stale contract", owner)
+				}
+			}
 		}
 	}
 	for k, s := range st.spendable {

@@ -656,7 +656,7 @@ func (st *state) readContract(r *snapReader) (string, error) {
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
-		addTo(st.holdingsByOwner, h.Owner, cid)
+		st.holdingsByOwner.add(h.Owner, c)
 		if spendable {
 			s := st.spendableSet(h.Owner, h.Instrument)
 			s.hs = append(s.hs, entryOf(h))
@@ -665,7 +665,7 @@ func (st *state) readContract(r *snapReader) (string, error) {
 		addTo(st.inbox, c.ti.Receiver, cid)
 		addTo(st.outbox, c.ti.Sender, cid)
 	case ContractAllocation:
-		addTo(st.allocsByOwner, c.al.Owner, cid)
+		st.allocsByOwner.add(c.al.Owner, c)
 		st.allocLeg[legKey{c.al.Settlement, c.al.LegID}] = cid
 	case ContractPreapproval:
 		st.preapprovals[c.pa.Receiver] = cid

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"sort"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -19,10 +18,13 @@ type contract struct {
 	sum    [32]byte
 	summed bool
 	live   bool // false once archived
-	h      *Holding
-	ti     *TransferInstruction
-	al     *Allocation
-	pa     *Preapproval
+	// ownerPos is the contract's place in its owner's list (ownerIndex): a holding in
+	// holdingsByOwner, an allocation in allocsByOwner.
+	ownerPos int
+	h        *Holding
+	ti       *TransferInstruction
+	al       *Allocation
+	pa       *Preapproval
 }
 
 type pendingOnboarding struct {
@@ -66,12 +68,12 @@ type state struct {
 	supply          map[string]money.Decimal
 
 	contracts       map[string]*contract
-	holdingsByOwner map[string]map[string]struct{}
+	holdingsByOwner ownerIndex
 	spendable       map[ownerInst]*holdingSet
 	lockExp         expiryHeap
 	inbox           map[string]map[string]struct{} // receiver → instruction cids
 	outbox          map[string]map[string]struct{} // sender → instruction cids
-	allocsByOwner   map[string]map[string]struct{}
+	allocsByOwner   ownerIndex
 	allocLeg        map[legKey]string
 	preapprovals    map[string]string // receiver → cid
 	reservoir       string            // the faucet reservoir's party id
@@ -111,11 +113,11 @@ func newState(cfg *Config) *state {
 		instruments:     map[string]*Instrument{},
 		supply:          map[string]money.Decimal{},
 		contracts:       map[string]*contract{},
-		holdingsByOwner: map[string]map[string]struct{}{},
+		holdingsByOwner: ownerIndex{},
 		spendable:       map[ownerInst]*holdingSet{},
 		inbox:           map[string]map[string]struct{}{},
 		outbox:          map[string]map[string]struct{}{},
-		allocsByOwner:   map[string]map[string]struct{}{},
+		allocsByOwner:   ownerIndex{},
 		allocLeg:        map[legKey]string{},
 		preapprovals:    map[string]string{},
 		prepared:        map[string]*preparedRec{},
@@ -170,21 +172,60 @@ func addTo(m map[string]map[string]struct{}, k, v string) {
 	s[v] = struct{}{}
 }
 
+// ownerIndex lists the contracts of one kind per owner, in no particular order (every
+// query sorts): a contract knows its place, so adding and removing are a slice append
+// and a swap with the last, with no hashing of contract ids.
+type ownerIndex map[string]*ownedList
+
+type ownedList struct{ cs []*contract }
+
+func (x ownerIndex) add(owner string, c *contract) {
+	l := x[owner]
+	if l == nil {
+		l = &ownedList{}
+		x[owner] = l
+	}
+	c.ownerPos = len(l.cs)
+	l.cs = append(l.cs, c)
+}
+
+// remove takes c out of owner's list; an emptied list is kept (owners are parties).
+func (x ownerIndex) remove(owner string, c *contract) {
+	l := x[owner]
+	if l == nil || c.ownerPos >= len(l.cs) || l.cs[c.ownerPos] != c {
+		return
+	}
+	last := len(l.cs) - 1
+	moved := l.cs[last]
+	l.cs[c.ownerPos] = moved
+	moved.ownerPos = c.ownerPos
+	l.cs[last] = nil
+	l.cs = l.cs[:last]
+	if len(l.cs) == 0 && cap(l.cs) > 64 {
+		l.cs = nil
+	}
+}
+
+// has reports whether c is in owner's list.
+func (x ownerIndex) has(owner string, c *contract) bool {
+	l := x[owner]
+	return l != nil && c.ownerPos < len(l.cs) && l.cs[c.ownerPos] == c
+}
+
+// of returns owner's contracts (read-only).
+func (x ownerIndex) of(owner string) []*contract {
+	if l := x[owner]; l != nil {
+		return l.cs
+	}
+	return nil
+}
+
 // delFrom removes v from k's set. An emptied set is kept: keys are parties, and a party
 // going from none to one live allocation or instruction and back is the common case.
 func delFrom(m map[string]map[string]struct{}, k, v string) {
 	if s := m[k]; s != nil {
 		delete(s, v)
 	}
-}
-
-func sortedKeys(s map[string]struct{}) []string {
-	out := make([]string, 0, len(s))
-	for k := range s {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ---- contracts ----
@@ -201,7 +242,7 @@ func (st *state) addContract(c *contract, cid string) {
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
-		addTo(st.holdingsByOwner, h.Owner, cid)
+		st.holdingsByOwner.add(h.Owner, c)
 		if h.Lock == nil {
 			st.spendableSet(h.Owner, h.Instrument).add(h)
 		} else if !h.Lock.Expires.IsZero() {
@@ -211,7 +252,7 @@ func (st *state) addContract(c *contract, cid string) {
 		addTo(st.inbox, c.ti.Receiver, cid)
 		addTo(st.outbox, c.ti.Sender, cid)
 	case ContractAllocation:
-		addTo(st.allocsByOwner, c.al.Owner, cid)
+		st.allocsByOwner.add(c.al.Owner, c)
 		st.allocLeg[legKey{c.al.Settlement, c.al.LegID}] = cid
 	case ContractPreapproval:
 		st.preapprovals[c.pa.Receiver] = cid
@@ -231,7 +272,7 @@ func (st *state) archive(cid string) {
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
-		delFrom(st.holdingsByOwner, h.Owner, cid)
+		st.holdingsByOwner.remove(h.Owner, c)
 		if s := st.spendable[ownerInst{h.Owner, h.Instrument}]; s != nil {
 			s.remove(h)
 			if s.size() == 0 && cap(s.hs) > 16 {
@@ -244,7 +285,7 @@ func (st *state) archive(cid string) {
 		delFrom(st.inbox, c.ti.Receiver, cid)
 		delFrom(st.outbox, c.ti.Sender, cid)
 	case ContractAllocation:
-		delFrom(st.allocsByOwner, c.al.Owner, cid)
+		st.allocsByOwner.remove(c.al.Owner, c)
 		delete(st.allocLeg, legKey{c.al.Settlement, c.al.LegID})
 	case ContractPreapproval:
 		delete(st.preapprovals, c.pa.Receiver)
