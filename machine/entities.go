@@ -166,6 +166,12 @@ type Trade struct {
 	// Lists counts the parties' trade lists that name this settled trade; it is forgotten
 	// when none does any more.
 	Lists int `json:"lists,omitempty"`
+	// PendingReleases counts the cancels a trade whose settle was refused waits for before
+	// it fails; ReleaseFailed records that one could not release (a settle consumed it), and
+	// Rechecked that the settle was sent again to learn its outcome.
+	PendingReleases int  `json:"pendingReleases,omitempty"`
+	ReleaseFailed   bool `json:"releaseFailed,omitempty"`
+	Rechecked       bool `json:"rechecked,omitempty"`
 }
 
 func (t *Trade) getState() State  { return t.State }

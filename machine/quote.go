@@ -2,6 +2,7 @@ package machine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -434,8 +435,9 @@ func (a *applier) cancelLanded(als []AllocationRef, owner, then string) int {
 	for i := range als {
 		if als[i].CID != "" && !als[i].Cancelled {
 			als[i].Cancelled = true
-			a.cancelAllocationThen(als[i].CID, owner+":"+als[i].LegID, then)
-			n++
+			if a.cancelAllocationThen(als[i].CID, owner+":"+als[i].LegID, then) {
+				n++
+			}
 		}
 	}
 	return n
@@ -444,21 +446,29 @@ func (a *applier) cancelLanded(als []AllocationRef, owner, then string) int {
 // cancelAllocation releases an allocation on the ledger; the executor may always do so.
 func (a *applier) cancelAllocation(cid, why string) { a.cancelAllocationThen(cid, why, "") }
 
-func (a *applier) cancelAllocationThen(cid, why, then string) {
+// cancelAllocationThen issues the cancel and reports whether it did (a cancel of that
+// allocation already in flight is not issued twice); `then` names who waits for its answer.
+
+func (a *applier) cancelAllocationThen(cid, why, then string) bool {
 	if _, inFlight := a.d.Pending["cancel:"+cid]; inFlight {
-		return
+		return false
 	}
 	a.call(LedgerCall{
 		CommandID: "cancel:" + cid, Op: OpSubmit, ActAs: a.d.Cfg.Operator,
 		Command: &Command{CancelAllocation: &CancelAllocationCmd{AllocationCID: cid}},
 	}, &Continuation{Kind: contCancelAlloc, Entity: cid, Aux: then, LegID: why})
+	return true
 }
 
 // allocationCancelled handles a cancel's answer. Whatever the answer (a cancel of an
 // allocation already consumed or expired fails harmlessly), a replacement waiting for it
 // goes on.
-func (a *applier) allocationCancelled(cont *Continuation) {
+func (a *applier) allocationCancelled(cont *Continuation, res LedgerResult) {
 	if cont.Aux == "" {
+		return
+	}
+	if id, ok := strings.CutPrefix(cont.Aux, tradeReleasePrefix); ok {
+		a.tradeAllocationReleased(id, res.Failure == nil)
 		return
 	}
 	q, ok := a.d.Quotes[cont.Aux]

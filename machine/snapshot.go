@@ -491,13 +491,17 @@ func (e *encoder) trade(t *Trade) {
 	e.strs(t.Actions)
 	e.str(t.FailReason)
 	e.int(t.Lists)
+	e.int(t.PendingReleases)
+	e.bool(t.ReleaseFailed)
+	e.bool(t.Rechecked)
 }
 
 func (d *decoder) trade() *Trade {
 	return &Trade{ID: d.str(), State: State(d.str()), RFQ: d.str(), Quote: d.str(), Taker: d.str(), Maker: d.str(),
 		Direction: Direction(d.str()), Base: d.str(), QuoteSym: d.str(), Price: d.dec(), Amounts: d.amounts(),
 		AcceptedAt: d.time(), WindowEnds: d.time(), SettledAt: d.time(), UpdateID: d.str(), Receipts: d.strs(),
-		Allocations: d.allocations(), Actions: d.strs(), FailReason: d.str(), Lists: d.int()}
+		Allocations: d.allocations(), Actions: d.strs(), FailReason: d.str(), Lists: d.int(),
+		PendingReleases: d.int(), ReleaseFailed: d.bool(), Rechecked: d.bool()}
 }
 
 func (e *encoder) action(x *Action) {

@@ -392,7 +392,7 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 		} else if f.Category == LedgerRejected || f.Category == LedgerForbidden {
 			reason = reasonLedgerRefuse
 		}
-		a.tradeFailed(t, reason)
+		a.releaseBeforeFailing(t, reason)
 		return
 	}
 	_ = a.d.m().trade.fire(t, TrigSettled)
@@ -428,6 +428,50 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 			a.endQuote(q, TrigLose)
 		}
 	}
+}
+
+// releaseBeforeFailing handles a settle the ledger refused. Another submission of the same
+// settle may still be on its way (one sent before a restart): the trade fails only once its
+// allocations are released, after which no settle can move anything. If an allocation
+// cannot be released because a settle consumed it, the settle is sent once more under its
+// command id, and the ledger's deduplication answers with the settlement that happened.
+func (a *applier) releaseBeforeFailing(t *Trade, reason string) {
+	if t.Rechecked {
+		a.tradeFailed(t, reason)
+		return
+	}
+	t.FailReason = reason
+	q := a.d.Quotes[t.Quote]
+	t.PendingReleases = a.cancelLanded(t.Allocations, t.ID, tradeReleasePrefix+t.ID)
+	if q != nil {
+		t.PendingReleases += a.cancelLanded(q.Allocations, q.ID, tradeReleasePrefix+t.ID)
+	}
+	if t.PendingReleases == 0 {
+		a.tradeFailed(t, reason)
+	}
+}
+
+// tradeReleasePrefix marks allocation cancels that a failing trade waits for.
+const tradeReleasePrefix = "trade-release:"
+
+// tradeAllocationReleased counts one answered cancel of a failing trade's allocations.
+func (a *applier) tradeAllocationReleased(tradeID string, released bool) {
+	t, ok := a.d.Trades[tradeID]
+	if !ok || t.State != TradeSettling || t.PendingReleases == 0 {
+		return
+	}
+	if !released {
+		t.ReleaseFailed = true
+	}
+	if t.PendingReleases--; t.PendingReleases > 0 {
+		return
+	}
+	if t.ReleaseFailed {
+		t.Rechecked = true
+		a.sendSettle(t)
+		return
+	}
+	a.tradeFailed(t, t.FailReason)
 }
 
 // settleRetryDelay spaces settle retries after a transient ledger failure.

@@ -291,7 +291,7 @@ func (a *applier) flowResult(cont *Continuation, res LedgerResult) {
 	case contQuotePrepare:
 		a.quotePrepared(cont, res)
 	case contCancelAlloc:
-		a.allocationCancelled(cont)
+		a.allocationCancelled(cont, res)
 	case contTradePrepare:
 		a.tradePrepared(cont, res)
 	case contSettle:
