@@ -83,6 +83,28 @@ func (c coverage) missing(k Knobs, m Mix) []string {
 	return out
 }
 
+// MissingOver lists the goals that a set of runs with the same knobs never reached
+// together: the coverage of a long run made of many seeds. A goal tied to a fault is
+// required when any run's mix enabled that fault.
+func MissingOver(results []*Result) []string {
+	if len(results) == 0 {
+		return nil
+	}
+	total := coverage{}
+	var mix Mix
+	for _, r := range results {
+		for name, n := range r.Coverage {
+			total[name] += n
+		}
+		mix.LostAnswer = max(mix.LostAnswer, r.Mix.LostAnswer)
+		mix.Contention = max(mix.Contention, r.Mix.Contention)
+		mix.Unavailable = max(mix.Unavailable, r.Mix.Unavailable)
+		mix.Rejected = max(mix.Rejected, r.Mix.Rejected)
+		mix.Internal = max(mix.Internal, r.Mix.Internal)
+	}
+	return total.missing(results[0].Knobs, mix)
+}
+
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
 	for _, name := range allCoverage {

@@ -10,11 +10,13 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/deskco/rfqdesk/sim"
@@ -40,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	snapshot := fs.Int("snapshot-every", def.SnapshotEvery, "desk inputs between snapshots")
 	ledgerCheck := fs.Int("ledger-check-every", def.LedgerCheckEvery, "ledger-changing steps between full ledger invariant walks (1: every one; 0: adaptive)")
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
+	jobs := fs.Int("jobs", 1, "seeds run at once (each run stays single-threaded and deterministic)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
 	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made (default: the temp dir)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
@@ -59,52 +62,114 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// With several seeds, coverage is required of the whole run (every seed together), as
+	// DESIGN.md asks of a long run: one seed need not meet every rare race.
+	perSeedCoverage := *requireCov && *seeds == 1
+	knobs := make([]sim.Knobs, *seeds)
+	for i := range knobs {
+		knobs[i] = sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
+			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot,
+			LedgerCheckEvery: *ledgerCheck, RequireCoverage: perSeedCoverage}
+	}
+	type outcome struct {
+		r      *sim.Result
+		status int
+		out    bytes.Buffer
+	}
+	outcomes := make([]outcome, len(knobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(*jobs, len(knobs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				o := &outcomes[i]
+				w := io.Writer(&o.out)
+				if *jobs <= 1 {
+					w = stdout // one at a time: print as it goes
+				}
+				o.r, o.status = runSeed(knobs[i], *verbose, *traceDir, w, stderr)
+			}
+		}()
+	}
+	started := time.Now()
+	for i := range knobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	status := 0
-	for i := 0; i < *seeds; i++ {
-		k := sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
-			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, LedgerCheckEvery: *ledgerCheck, RequireCoverage: *requireCov}
-		s, err := sim.New(k)
-		if err != nil {
-			fmt.Fprintf(stderr, "sim: %v\n", err)
+	results := make([]*sim.Result, 0, len(outcomes))
+	for i := range outcomes {
+		if *jobs > 1 {
+			_, _ = io.Copy(stdout, &outcomes[i].out)
+		}
+		if outcomes[i].r == nil {
 			return 1
 		}
-		fmt.Fprintln(stdout, k.Header(s.Mix()))
-		start := time.Now()
-		var lastSteps uint64
-		lastAt := start
-		if *verbose || *duration >= 30*time.Minute {
-			s.OnProgress(func(p sim.Progress) {
-				now := time.Now()
-				if now.Sub(lastAt) < 2*time.Second {
-					return
-				}
-				rate := float64(p.Steps-lastSteps) / now.Sub(lastAt).Seconds()
-				fmt.Fprintf(stdout, "  simulated %s, %.0f events/s, %d checks passed, %d crashes\n",
-					p.SimTime.Round(time.Second), rate, p.Checks, p.Crashes)
-				lastSteps, lastAt = p.Steps, now
-			})
-		}
-		r := s.Run()
-		wall := time.Since(start)
-		if *verbose || r.Failure != nil {
-			r.WriteSummary(stdout)
-		}
-		fmt.Fprintf(stdout, "seed %d: %s simulated in %s wall (%.0f× real time)", k.Seed, r.SimTime.Round(time.Second),
-			wall.Round(time.Millisecond), r.SimTime.Seconds()/wall.Seconds())
-		if r.Failure == nil {
-			fmt.Fprintln(stdout, ", ok")
-			continue
-		}
-		fmt.Fprintln(stdout)
-		fmt.Fprintf(stdout, "FAIL seed %d: %v\nreproduce: %s\n", k.Seed, r.Failure, k.Command())
-		if path, err := r.WriteTrace(*traceDir); err != nil {
-			fmt.Fprintf(stderr, "sim: %v\n", err)
-		} else {
-			fmt.Fprintf(stdout, "trace: %s\n", path)
-		}
+		results = append(results, outcomes[i].r)
 		if status == 0 {
-			status = int(r.Failure.Class)
+			status = outcomes[i].status
 		}
 	}
+	if *requireCov && *seeds > 1 {
+		if missing := sim.MissingOver(results); len(missing) > 0 {
+			fmt.Fprintf(stdout, "FAIL coverage over %d seeds: never reached: %v\n", *seeds, missing)
+			if status == 0 {
+				status = int(sim.Coverage)
+			}
+		} else {
+			fmt.Fprintf(stdout, "coverage over %d seeds: every goal reached\n", *seeds)
+		}
+	}
+	if *seeds > 1 {
+		fmt.Fprintf(stdout, "%d seeds in %s wall\n", *seeds, time.Since(started).Round(time.Second))
+	}
 	return status
+}
+
+// runSeed runs one seed, printing its header, result and (on failure) the command that
+// reproduces it and its trace; it returns the result and the exit status of the run.
+func runSeed(k sim.Knobs, verbose bool, traceDir string, stdout, stderr io.Writer) (*sim.Result, int) {
+	s, err := sim.New(k)
+	if err != nil {
+		fmt.Fprintf(stderr, "sim: %v\n", err)
+		return nil, 1
+	}
+	fmt.Fprintln(stdout, k.Header(s.Mix()))
+	start := time.Now()
+	var lastSteps uint64
+	lastAt := start
+	if verbose || k.Duration >= 30*time.Minute {
+		s.OnProgress(func(p sim.Progress) {
+			now := time.Now()
+			if now.Sub(lastAt) < 2*time.Second {
+				return
+			}
+			rate := float64(p.Steps-lastSteps) / now.Sub(lastAt).Seconds()
+			fmt.Fprintf(stdout, "  simulated %s, %.0f events/s, %d checks passed, %d crashes\n",
+				p.SimTime.Round(time.Second), rate, p.Checks, p.Crashes)
+			lastSteps, lastAt = p.Steps, now
+		})
+	}
+	r := s.Run()
+	wall := time.Since(start)
+	if verbose || r.Failure != nil {
+		r.WriteSummary(stdout)
+	}
+	fmt.Fprintf(stdout, "seed %d: %s simulated in %s wall (%.0f× real time)", k.Seed, r.SimTime.Round(time.Second),
+		wall.Round(time.Millisecond), r.SimTime.Seconds()/wall.Seconds())
+	if r.Failure == nil {
+		fmt.Fprintln(stdout, ", ok")
+		return r, 0
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "FAIL seed %d: %v\nreproduce: %s\n", k.Seed, r.Failure, k.Command())
+	if path, err := r.WriteTrace(traceDir); err != nil {
+		fmt.Fprintf(stderr, "sim: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "trace: %s\n", path)
+	}
+	return r, int(r.Failure.Class)
 }
