@@ -152,7 +152,8 @@ const opEvery = time.Second
 
 // BenchmarkPrepareExecuteAllocation prepares and executes one Send allocation of an
 // external party (coin selection with change, hash, signature verification, commit,
-// digest). ns/op also contains the party's signing (client work) and, untimed, the rest
+// the update's digest contribution; a contract's is computed only if it outlives the
+// window of pending contributions, see ENCODING.md). ns/op also contains the party's signing (client work) and, untimed, the rest
 // of the settlement that consumes the allocation: the house party's Receive allocation
 // and the operator's Settle (both Submit), so that the state stays what a trading desk
 // has (allocations settle) instead of piling up live allocations and locks. The
