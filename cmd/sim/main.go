@@ -160,9 +160,13 @@ func runSeed(k sim.Knobs, verbose bool, traceDir string, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stdout, "seed %d: %s simulated in %s wall (%.0f× real time)", k.Seed, r.SimTime.Round(time.Second),
 		wall.Round(time.Millisecond), r.SimTime.Seconds()/wall.Seconds())
+	// What a multi-seed run keeps of each seed: the figures, not the simulation itself
+	// (a Result holds its whole world for WriteTrace; a hundred of them do not fit).
+	kept := &sim.Result{Knobs: r.Knobs, Mix: r.Mix, Failure: r.Failure, Stats: r.Stats, Coverage: r.Coverage,
+		Steps: r.Steps, SimTime: r.SimTime, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest}
 	if r.Failure == nil {
 		fmt.Fprintln(stdout, ", ok")
-		return r, 0
+		return kept, 0
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "FAIL seed %d: %v\nreproduce: %s\n", k.Seed, r.Failure, k.Command())
@@ -171,5 +175,5 @@ func runSeed(k sim.Knobs, verbose bool, traceDir string, stdout, stderr io.Write
 	} else {
 		fmt.Fprintf(stdout, "trace: %s\n", path)
 	}
-	return r, int(r.Failure.Class)
+	return kept, int(r.Failure.Class)
 }
