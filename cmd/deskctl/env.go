@@ -198,3 +198,23 @@ func (e *env) waitFor(what string, interval time.Duration, check func(ctx contex
 		}
 	}
 }
+
+// show runs a subcommand that takes only the common flags: it fetches one answer within
+// the call timeout and prints it as JSON or as the table that table draws.
+func show[T any](e *env, name string, args []string, fetch func(*client.Client, context.Context) (T, error), table func(T, *tabwriter.Writer)) error {
+	fs := e.flags(name, "")
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	c, _, err := e.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := e.call()
+	defer cancel()
+	v, err := fetch(c, ctx)
+	if err != nil {
+		return err
+	}
+	return e.emit(v, func(w *tabwriter.Writer) { table(v, w) })
+}

@@ -88,21 +88,7 @@ func cmdRecover(e *env, args []string) error {
 }
 
 func cmdStatus(e *env, args []string) error {
-	fs := e.flags("status", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	st, err := c.Status(ctx)
-	if err != nil {
-		return err
-	}
-	return e.emit(st, func(w *tabwriter.Writer) {
+	return show(e, "status", args, (*client.Client).Status, func(st *client.MakerStatus, w *tabwriter.Writer) {
 		row(w, "party", st.PartyID)
 		row(w, "hint", st.Hint)
 		row(w, "invitable", st.Invitable)
@@ -112,21 +98,7 @@ func cmdStatus(e *env, args []string) error {
 }
 
 func cmdDesk(e *env, args []string) error {
-	fs := e.flags("desk", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	d, err := c.Desk(ctx)
-	if err != nil {
-		return err
-	}
-	return e.emit(d, func(w *tabwriter.Writer) {
+	return show(e, "desk", args, (*client.Client).Desk, func(d *client.DeskInfo, w *tabwriter.Writer) {
 		row(w, "MIN NOTIONAL USD", "FEE BPS")
 		for _, t := range d.FeeTiers {
 			row(w, t.MinNotionalUSD, t.FeeBps)

@@ -22,21 +22,7 @@ func cmdRFQ(e *env, args []string) error {
 	case "create":
 		return rfqCreate(e, args)
 	case "mine":
-		fs := e.flags("rfq mine", "")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		c, _, err := e.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := e.call()
-		defer cancel()
-		rfqs, err := c.MyRFQs(ctx)
-		if err != nil {
-			return err
-		}
-		return e.emit(rfqs, func(w *tabwriter.Writer) {
+		return show(e, "rfq mine", args, (*client.Client).MyRFQs, func(rfqs []client.RFQ, w *tabwriter.Writer) {
 			row(w, "RFQ", "SIDE", "QTY", "PAIR", "OPEN", "DEADLINE", "QUOTE", "MAKER", "PRICE", "STATUS")
 			for _, r := range rfqs {
 				pair := r.Base + "/" + r.Quote
