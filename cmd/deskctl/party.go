@@ -112,21 +112,7 @@ func cmdDesk(e *env, args []string) error {
 }
 
 func cmdInstruments(e *env, args []string) error {
-	fs := e.flags("instruments", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	ins, err := c.Instruments(ctx)
-	if err != nil {
-		return err
-	}
-	return e.emit(ins, func(w *tabwriter.Writer) {
+	return show(e, "instruments", args, (*client.Client).Instruments, func(ins []client.Instrument, w *tabwriter.Writer) {
 		row(w, "SYMBOL", "DISPLAY", "DECIMALS")
 		for _, in := range ins {
 			row(w, in.Symbol, in.DisplaySymbol, in.Decimals)
@@ -135,21 +121,7 @@ func cmdInstruments(e *env, args []string) error {
 }
 
 func cmdBalances(e *env, args []string) error {
-	fs := e.flags("balances", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	b, err := c.Balances(ctx)
-	if err != nil {
-		return err
-	}
-	return e.emit(b, func(w *tabwriter.Writer) {
+	return show(e, "balances", args, (*client.Client).Balances, func(b *client.Balances, w *tabwriter.Writer) {
 		row(w, "SYMBOL", "AMOUNT")
 		for _, h := range b.Holdings {
 			row(w, h.Symbol, h.Amount)

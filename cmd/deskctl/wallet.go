@@ -88,21 +88,7 @@ func cmdDeposits(e *env, args []string) error {
 	}
 	switch sub {
 	case "list":
-		fs := e.flags("deposits list", "")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		c, _, err := e.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := e.call()
-		defer cancel()
-		in, err := c.IncomingTransfers(ctx)
-		if err != nil {
-			return err
-		}
-		return e.emit(in, func(w *tabwriter.Writer) {
+		return show(e, "deposits list", args, (*client.Client).IncomingTransfers, func(in []client.IncomingTransfer, w *tabwriter.Writer) {
 			row(w, "CID", "SYMBOL", "AMOUNT", "SENDER")
 			for _, tr := range in {
 				row(w, tr.CID, tr.Symbol, tr.Amount, tr.Sender)
@@ -188,21 +174,9 @@ func cmdWithdraw(e *env, args []string) error {
 }
 
 func cmdPending(e *env, args []string) error {
-	fs := e.flags("pending", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	acts, err := c.PendingActions(ctx)
-	if err != nil {
-		return err
-	}
-	return e.emit(acts, actionTable(acts))
+	return show(e, "pending", args, (*client.Client).PendingActions, func(acts []client.SignAction, w *tabwriter.Writer) {
+		actionTable(acts)(w)
+	})
 }
 
 func actionTable(acts []client.SignAction) func(w *tabwriter.Writer) {
