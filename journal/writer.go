@@ -41,15 +41,17 @@ func (l *FileLog) run() {
 				l.failed = fmt.Errorf("journal: write failed, no further appends until reopened: %w", err)
 			}
 			err = l.failed
-		} else {
+		}
+		// Complete the appends before publishing the durable point, so that whoever sees
+		// the log durable up to a record (SaveSnapshot, for one) also sees its append done.
+		for _, p := range waiters {
+			p.complete(err)
+		}
+		if err == nil {
 			l.durable = last
 		}
 		l.progress.Broadcast()
 		l.mu.Unlock()
-
-		for _, p := range waiters {
-			p.complete(err)
-		}
 		clear(waiters)
 		l.spareWait = waiters[:0]
 		l.spareBuf = nil
