@@ -41,7 +41,7 @@ func (q *Quote) wireStatus() string {
 
 // quoteDTO renders a quote on the wire.
 func (d *Desk) quoteDTO(q *Quote) QuoteDTO {
-	anchors := []string{}
+	anchors := make([]string, 0, len(q.Allocations))
 	if q.Anchored {
 		for _, al := range q.Allocations {
 			anchors = append(anchors, al.CID)

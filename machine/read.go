@@ -197,11 +197,13 @@ func (r reader) config() ConfigDTO {
 }
 
 // rfqsWhere lists the RFQs (open, or closed within the readability period) that keep,
-// oldest first.
+// oldest first. The map is walked in Go's order only to collect: sortByTime is a total
+// order (creation time, then the unique id), so the walk never decides the result, and a
+// read costs a scan rather than a sort of every retained RFQ.
 func (r reader) rfqsWhere(keep func(*RFQ) bool) []*RFQ {
 	var out []*RFQ
-	for _, id := range sortedKeys(r.d.RFQs) {
-		if x := r.d.RFQs[id]; keep(x) {
+	for _, x := range r.d.RFQs {
+		if keep(x) {
 			out = append(out, x)
 		}
 	}
@@ -210,10 +212,11 @@ func (r reader) rfqsWhere(keep func(*RFQ) bool) []*RFQ {
 }
 
 func (r reader) rfqMine() []RfqDTO {
-	out := []RfqDTO{}
-	for _, x := range r.rfqsWhere(func(x *RFQ) bool { return x.Taker == r.p.ID }) {
+	rfqs := r.rfqsWhere(func(x *RFQ) bool { return x.Taker == r.p.ID })
+	out := make([]RfqDTO, 0, len(rfqs))
+	for _, x := range rfqs {
 		dto := r.d.rfqDTO(x)
-		quotes := []QuoteDTO{}
+		quotes := make([]QuoteDTO, 0, len(x.Quotes))
 		for _, qid := range x.Quotes {
 			if q := r.d.Quotes[qid]; q != nil && q.Anchored {
 				quotes = append(quotes, r.d.quoteDTO(q))
@@ -261,12 +264,17 @@ func (r reader) trades(limit int, asMaker bool) []TradeDTO {
 // pendingActions are the caller's actions waiting on its signature, oldest first.
 func (r reader) pendingActions() []*Action {
 	var out []*Action
-	for _, id := range sortedKeys(r.d.Actions) {
-		if x := r.d.Actions[id]; x.Party == r.p.ID && x.ExpiresAt.After(r.now) {
+	for _, x := range r.d.Actions { // collected only: the sort below is a total order
+		if x.Party == r.p.ID && x.ExpiresAt.After(r.now) {
 			out = append(out, x)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Order != out[j].Order {
+			return out[i].Order < out[j].Order
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out
 }
 
