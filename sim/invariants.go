@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -148,6 +149,13 @@ func (s *Sim) observeBefore(env machine.Envelope) observation {
 func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observation) {
 	d := s.desk
 	switch in := env.Input.(type) {
+	case machine.AcceptQuote:
+		// The trade an accept made is watched by checkDesk from now on.
+		if q := d.Quotes[in.QuoteID]; q != nil {
+			if r := d.RFQs[q.RFQ]; r != nil && r.SettlingTrade != "" && !slices.Contains(s.liveTrades, r.SettlingTrade) {
+				s.liveTrades = append(s.liveTrades, r.SettlingTrade)
+			}
+		}
 	case machine.ExecuteActions:
 		// No action executes after its deadline.
 		for _, id := range o.expired {
@@ -385,30 +393,45 @@ func (s *Sim) checkRead(a *actor, party string, rep machine.Reply) {
 func (s *Sim) checkDesk() {
 	d := s.desk
 	s.stats.Checks++
-	// At most one trade settles per RFQ, and it is the one the RFQ names.
-	settling := map[string]string{}
+	// At most one trade settles per RFQ, and it is the one the RFQ names (the second
+	// implies the first: an RFQ names one trade).
 	// An accept whose answer waits for the taker's prepares leaves the quote live until then.
-	accepting := map[string]bool{}
-	for _, h := range d.Held {
-		if h.Kind == "trade.prepare" {
-			accepting[h.Entity] = true
+	accepting := func(trade string) bool {
+		for _, h := range d.Held {
+			if h.Kind == "trade.prepare" && h.Entity == trade {
+				return true
+			}
 		}
+		return false
 	}
-	for id, t := range d.Trades {
-		if t.State != machine.TradeAllocating && t.State != machine.TradeSettling {
+	// The desk keeps thousands of finished trades (HistoryRetention per party), so the
+	// trades an accept made are watched on their own, and every fullTradeScanEvery desk
+	// steps all of them are: a trade that appeared some other way is caught by that scan.
+	s.deskSteps++
+	ids := s.liveTrades
+	if s.tradesStale || s.deskSteps%fullTradeScanEvery == 0 {
+		s.tradesStale = false
+		ids = make([]string, 0, len(s.liveTrades))
+		for id, t := range d.Trades {
+			if t.State == machine.TradeAllocating || t.State == machine.TradeSettling {
+				ids = append(ids, id)
+			}
+		}
+		sort.Strings(ids)
+	}
+	live := ids[:0] // filtered in place: an id is written at or before where it was read
+	for _, id := range ids {
+		t := d.Trades[id]
+		if t == nil || (t.State != machine.TradeAllocating && t.State != machine.TradeSettling) {
 			continue
 		}
-		if other, dup := settling[t.RFQ]; dup {
-			s.failf(Safety, "trades %s and %s settle on RFQ %s at once", other, id, t.RFQ)
-			return
-		}
-		settling[t.RFQ] = id
+		live = append(live, id)
 		if r := d.RFQs[t.RFQ]; r == nil || r.SettlingTrade != id || r.State != machine.RFQOpen {
 			s.failf(Safety, "trade %s settles on RFQ %s which does not name it", id, t.RFQ)
 			return
 		}
 		q := d.Quotes[t.Quote]
-		if accepting[id] {
+		if accepting(id) {
 			// The quote is locked only once the taker's prepares are back; a replacement or
 			// expiry in between makes the accept fail then.
 			if q == nil || q.State != machine.QuoteLive {
@@ -421,12 +444,12 @@ func (s *Sim) checkDesk() {
 			return
 		}
 	}
+	s.liveTrades = live
 	// A quote the taker sees has landed: every live one's allocations exist on the ledger.
 	// The quote.anchored event checks this as the quote becomes visible (checkEvent); a
 	// taker's whole view is read back every readCheckEvery desk steps, one taker in turn
 	// (a read costs a sort of every RFQ the taker has), and the takers' own reads are
 	// checked as they happen.
-	s.deskSteps++
 	if s.deskSteps%readCheckEvery != 0 {
 		if s.steps%128 == 0 {
 			s.checkOverdue()
@@ -496,6 +519,10 @@ func (s *Sim) checkReplacement(q, old *machine.Quote, calls []machine.LedgerCall
 // view in checkDesk.
 const readCheckEvery = 32
 
+// fullTradeScanEvery is how many desk-changing steps pass between checkDesk's walks over
+// every trade the desk keeps (between them it walks the trades accepts made).
+const fullTradeScanEvery = 256
+
 // checkAnchors: a quote about to be shown to its taker has every allocation on the ledger.
 func (s *Sim) checkAnchors(quoteID string, cids []string) {
 	s.stats.Checks++
@@ -526,8 +553,8 @@ func (s *Sim) checkOverdue() {
 			return
 		}
 	}
-	for id, t := range d.Trades {
-		if t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
+	for _, id := range s.liveTrades { // complete as of the last full scan, see checkDesk
+		if t := d.Trades[id]; t != nil && t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
 			s.failf(Liveness, "trade %s still allocating %s after its window", id, s.now.Sub(t.WindowEnds))
 			return
 		}

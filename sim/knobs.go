@@ -18,7 +18,8 @@ type Knobs struct {
 	Faults   string        `json:"faults"`  // none, mild or harsh
 	// CrashRate is the probability that the desk process crashes after any one step.
 	CrashRate float64 `json:"crashRate"`
-	// CheckpointEvery and SnapshotEvery count desk inputs between checkpoints and snapshots.
+	// CheckpointEvery and SnapshotEvery count desk inputs between checkpoints and
+	// snapshots: the least, since a large state stretches them (see stretched).
 	CheckpointEvery int `json:"checkpointEvery"`
 	SnapshotEvery   int `json:"snapshotEvery"`
 	// LedgerCheckEvery is how many ledger-changing steps pass between full ledger

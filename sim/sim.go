@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"math/rand/v2"
 	"time"
 
@@ -62,6 +63,11 @@ type Sim struct {
 	tickAt          time.Time
 	sinceCheckpoint int
 	sinceSnapshot   int
+	// checkpointBytes and snapshotBytes are the sizes of the last checkpoint's encoding
+	// and of the last snapshots (desk and ledger): they stretch the intervals, see
+	// stretched.
+	checkpointBytes int
+	snapshotBytes   int
 
 	waiting    map[uint64]*request // desk seq → the request its reply answers
 	actors     []*actor
@@ -83,11 +89,16 @@ type Sim struct {
 	ledgerSteps            uint64 // steps that changed the ledger
 	checkTurn              uint64 // whose reads checkDesk looks at
 	deskSteps              uint64 // steps that changed the desk
-	steps                  uint64
-	failure                *Failure
-	stats                  Stats
-	cov                    coverage
-	progress               func(Progress)
+	// liveTrades are the trades checkDesk watches between its full scans: every trade
+	// an accept made, until it is terminal. tradesStale asks for a full scan next (the
+	// desk was rebuilt by a recovery).
+	liveTrades  []string
+	tradesStale bool
+	steps       uint64
+	failure     *Failure
+	stats       Stats
+	cov         coverage
+	progress    func(Progress)
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
@@ -327,17 +338,44 @@ func (s *Sim) input(in machine.Input) uint64 {
 	if _, cp := in.(machine.Checkpoint); !cp {
 		s.sinceCheckpoint++
 		s.sinceSnapshot++
-		if s.sinceCheckpoint >= s.k.CheckpointEvery {
+		if s.sinceCheckpoint >= stretched(s.k.CheckpointEvery, s.checkpointBytes) {
 			s.sinceCheckpoint = 0
-			d, err := s.desk.Digest()
-			if err != nil {
+			h := &countingHash{h: sha256.New()}
+			if err := s.desk.WriteSnapshot(h); err != nil {
 				s.failf(Safety, "desk digest: %v", err)
 				return seq
 			}
-			s.input(machine.Checkpoint{Digest: hex.EncodeToString(d[:])})
+			s.checkpointBytes = h.n
+			s.input(machine.Checkpoint{Digest: hex.EncodeToString(h.h.Sum(nil))})
 		}
 	}
 	return seq
+}
+
+// bytesPerInput is what a checkpoint or a snapshot may cost per desk input, in bytes
+// encoded (and hashed or copied). The desk keeps thousands of finished trades and the
+// ledger up to its retained updates, so the state grows for hours before it levels off;
+// an interval counted in inputs alone would make a long run's checkpoints cost more and
+// more per input.
+const bytesPerInput = 2048
+
+// stretched is the interval, in inputs, until the next checkpoint or snapshot: the
+// configured one, or longer when the last one encoded more than bytesPerInput per input
+// of it. The sizes are the run's own, so the schedule stays deterministic.
+func stretched(every, lastBytes int) int {
+	return max(every, lastBytes/bytesPerInput)
+}
+
+// countingHash is a hash that counts the bytes written to it.
+type countingHash struct {
+	h hash.Hash
+	n int
+}
+
+// Write hashes p.
+func (c *countingHash) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return c.h.Write(p)
 }
 
 // safeApply applies an input, turning a panic into a reported failure.
@@ -395,13 +433,14 @@ func (s *Sim) syncDesk() {
 	for _, h := range held {
 		s.release(h)
 	}
-	if s.sinceSnapshot >= s.k.SnapshotEvery {
+	if s.sinceSnapshot >= stretched(s.k.SnapshotEvery, s.snapshotBytes) {
 		s.sinceSnapshot = 0
 		state, err := s.desk.EncodeSnapshot()
 		if err != nil {
 			s.failf(Safety, "encode desk snapshot: %v", err)
 			return
 		}
+		s.snapshotBytes = len(state)
 		if err := s.deskLog.SaveSnapshot(s.deskLog.LastSeq(), state); err != nil {
 			s.failf(Safety, "save desk snapshot: %v", err)
 			return
@@ -434,6 +473,7 @@ func (s *Sim) snapshotLedger() {
 		s.failf(Safety, "encode the ledger snapshot: %v", err)
 		return
 	}
+	s.snapshotBytes += len(data)
 	if err := s.ledLog.SaveSnapshot(seq, data); err != nil {
 		s.failf(Safety, "save the ledger snapshot: %v", err)
 		return
@@ -668,6 +708,7 @@ func (s *Sim) crash() {
 	for _, a := range s.actors {
 		a.crashed()
 	}
+	s.tradesStale = true
 	if err := s.recover(); err != nil {
 		s.failf(CrashRecovery, "recover after crash %d: %v", s.stats.Crashes, err)
 		return
