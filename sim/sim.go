@@ -99,6 +99,7 @@ type Sim struct {
 	stats       Stats
 	cov         coverage
 	progress    func(Progress)
+	busyEnd     func()
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
@@ -219,6 +220,10 @@ func (s *Sim) Mix() Mix { return s.mix }
 // OnProgress sets a function called about every 2^16 steps with the run's progress.
 func (s *Sim) OnProgress(f func(Progress)) { s.progress = f }
 
+// OnBusyEnd sets a function called once, as the busy phase ends and the liveness phase
+// begins (a benchmark times the busy phase with it).
+func (s *Sim) OnBusyEnd(f func()) { s.busyEnd = f }
+
 // Run runs the busy phase, then the liveness phase, checking the invariants after every
 // step, and returns the outcome.
 func (s *Sim) Run() *Result {
@@ -294,6 +299,9 @@ func (s *Sim) ledgerCheckDue() bool {
 // beginLiveness stops every fault and every new activity; what is open must now finish.
 func (s *Sim) beginLiveness() {
 	s.liveness = true
+	if s.busyEnd != nil {
+		s.busyEnd()
+	}
 	pending := 0
 	for id := range s.lost {
 		if _, ok := s.desk.Pending[id]; ok {

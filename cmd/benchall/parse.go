@@ -78,5 +78,7 @@ func parseBenchText(text string) []Bench {
 	return out
 }
 
-// simRate parses the simulator's last line: "seed 1: 32m0s simulated in 1.816s wall (1057× real time), ok".
-var simLine = regexp.MustCompile(`simulated in (\S+) wall \(([\d.]+)× real time\)`)
+// simLine parses the simulator's last line, "seed 1: 3h30m0s simulated in 1m2s wall
+// (203× real time; busy 3h0m0s in 1m1s: 177×), ok": the whole run's rate, then the busy
+// phase's (the liveness phase after it is mostly quiet simulated time).
+var simLine = regexp.MustCompile(`simulated in (\S+) wall \(([\d.]+)× real time; busy (\S+) in (\S+): ([\d.]+)×\)`)

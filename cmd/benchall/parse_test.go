@@ -55,8 +55,8 @@ func TestTargetRows(t *testing.T) {
 }
 
 func TestSimLine(t *testing.T) {
-	m := simLine.FindStringSubmatch("sim seed=1 …\nseed 1: 32m0s simulated in 1.816s wall (1057× real time), ok\n")
-	if m == nil || m[1] != "1.816s" || m[2] != "1057" {
+	m := simLine.FindStringSubmatch("sim seed=1 …\nseed 1: 3h30m0s simulated in 1m2.5s wall (203× real time; busy 3h0m0s in 1m1s: 177×), ok\n")
+	if m == nil || m[1] != "1m2.5s" || m[2] != "203" || m[3] != "3h0m0s" || m[4] != "1m1s" || m[5] != "177" {
 		t.Fatalf("simLine: %q", m)
 	}
 }

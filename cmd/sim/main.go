@@ -153,13 +153,20 @@ func runSeed(k sim.Knobs, verbose bool, traceDir string, stdout, stderr io.Write
 			lastSteps, lastAt = p.Steps, now
 		})
 	}
+	var busyWall time.Duration
+	s.OnBusyEnd(func() { busyWall = time.Since(start) })
 	r := s.Run()
 	wall := time.Since(start)
 	if verbose || r.Failure != nil {
 		r.WriteSummary(stdout)
 	}
-	fmt.Fprintf(stdout, "seed %d: %s simulated in %s wall (%.0f× real time)", k.Seed, r.SimTime.Round(time.Second),
+	fmt.Fprintf(stdout, "seed %d: %s simulated in %s wall (%.0f× real time", k.Seed, r.SimTime.Round(time.Second),
 		wall.Round(time.Millisecond), r.SimTime.Seconds()/wall.Seconds())
+	if busyWall > 0 {
+		// The liveness phase is mostly quiet simulated time; the busy phase is the load.
+		fmt.Fprintf(stdout, "; busy %s in %s: %.0f×", k.Duration, busyWall.Round(time.Millisecond), k.Duration.Seconds()/busyWall.Seconds())
+	}
+	fmt.Fprint(stdout, ")")
 	// What a multi-seed run keeps of each seed: the figures, not the simulation itself
 	// (a Result holds its whole world for WriteTrace; a hundred of them do not fit).
 	kept := &sim.Result{Knobs: r.Knobs, Mix: r.Mix, Failure: r.Failure, Stats: r.Stats, Coverage: r.Coverage,
