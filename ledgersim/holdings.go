@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -24,10 +23,14 @@ type holdingSet struct {
 	tail []hEntry // added since the last merge, unsorted, at most tailMax
 }
 
-// hEntry is a holding of a set with its amount as an integer key (amountKey), so that
-// most comparisons are integer ones.
+// hEntry is a holding of a set with its amount as an integer key (amountKey) and a
+// prefix of its contract id as an integer (cidKey), so that most comparisons are
+// integer ones that never leave the array: holdings of equal amounts (a fee party's
+// receipts) are ordered by contract id, and comparing the ids themselves would load
+// each holding and its id's bytes.
 type hEntry struct {
 	key int64
+	cid uint64
 	h   *Holding
 }
 
@@ -70,7 +73,22 @@ func amountKey(d money.Decimal) int64 {
 	return k
 }
 
-func entryOf(h *Holding) hEntry { return hEntry{key: amountKey(h.Amount), h: h} }
+// cidKey is bytes 2..9 of a contract id that starts with "00" (as every contract id
+// the ledger makes does: "00" + 64 hex digits) read as a big-endian integer, else 0 (no
+// key). Among ids with a key, a smaller key means a smaller id and equal keys say
+// nothing: the ids are then compared as strings. A key is never 0 (s[2] is not 0).
+func cidKey(s string) uint64 {
+	if len(s) < 10 || s[0] != '0' || s[1] != '0' || s[2] == 0 {
+		return 0
+	}
+	var k uint64
+	for i := 2; i < 10; i++ {
+		k = k<<8 | uint64(s[i])
+	}
+	return k
+}
+
+func entryOf(h *Holding) hEntry { return hEntry{key: amountKey(h.Amount), cid: cidKey(h.CID), h: h} }
 
 // before reports whether a comes before b in selection order (holdingLess).
 func (a hEntry) before(b hEntry) bool {
@@ -79,6 +97,9 @@ func (a hEntry) before(b hEntry) bool {
 	}
 	if a.key != b.key {
 		return a.key > b.key
+	}
+	if a.cid != b.cid && a.cid != 0 && b.cid != 0 {
+		return a.cid < b.cid
 	}
 	return a.h.CID < b.h.CID
 }
@@ -116,7 +137,17 @@ func (s *holdingSet) size() int { return len(s.hs) + len(s.tail) }
 
 // search returns where e is or belongs in the sorted part hs[:n].
 func (s *holdingSet) search(e hEntry, n int) int {
-	return sort.Search(n, func(i int) bool { return !e.before(s.hs[i]) })
+	// sort.Search(n, func(i) { !e.before(s.hs[i]) }), without the closure.
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if e.before(s.hs[m]) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // contains reports whether the set holds h (read-only: safe under the read lock).

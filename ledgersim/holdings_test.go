@@ -113,3 +113,31 @@ func TestAmountKey(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryOrderMatchesHoldingLess checks that comparing set entries (integer amount
+// and contract id keys first) orders any two holdings exactly as holdingLess does,
+// with ids of the ledger's form that share long prefixes (equal keys) and ids of other
+// forms (no key).
+func TestEntryOrderMatchesHoldingLess(t *testing.T) {
+	id := rapid.OneOf(
+		rapid.Custom(func(t *rapid.T) string { // "00" + hex digits drawn from a few, so prefixes collide
+			n := rapid.IntRange(0, 66).Draw(t, "len")
+			b := []byte("00")
+			for range n {
+				b = append(b, rapid.SampledFrom([]byte("0af")).Draw(t, "digit"))
+			}
+			return string(b)
+		}),
+		rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "bytes")) }),
+		rapid.Custom(func(t *rapid.T) string { // "00" then anything, NUL bytes included
+			return "00" + string(rapid.SliceOfN(rapid.SampledFrom([]byte{0, '0', 'f', 0xff}), 0, 12).Draw(t, "rest"))
+		}),
+	)
+	rapid.Check(t, func(t *rapid.T) {
+		a := &Holding{CID: id.Draw(t, "a"), Amount: money.MustParse(rapid.SampledFrom(testAmounts).Draw(t, "amount a"))}
+		b := &Holding{CID: id.Draw(t, "b"), Amount: money.MustParse(rapid.SampledFrom(testAmounts).Draw(t, "amount b"))}
+		if got, want := entryOf(a).before(entryOf(b)), holdingLess(a, b); got != want {
+			t.Fatalf("%q %s before %q %s: entries say %v, holdingLess %v", a.CID, a.Amount, b.CID, b.Amount, got, want)
+		}
+	})
+}
