@@ -396,13 +396,11 @@ func (s *Sim) checkDesk() {
 	// At most one trade settles per RFQ, and it is the one the RFQ names (the second
 	// implies the first: an RFQ names one trade).
 	// An accept whose answer waits for the taker's prepares leaves the quote live until then.
-	accepting := func(trade string) bool {
-		for _, h := range d.Held {
-			if h.Kind == "trade.prepare" && h.Entity == trade {
-				return true
-			}
+	clear(s.accepting)
+	for _, h := range d.Held {
+		if h.Kind == "trade.prepare" {
+			s.accepting[h.Entity] = true
 		}
-		return false
 	}
 	// The desk keeps thousands of finished trades (HistoryRetention per party), so the
 	// trades an accept made are watched on their own, and every fullTradeScanEvery desk
@@ -431,7 +429,7 @@ func (s *Sim) checkDesk() {
 			return
 		}
 		q := d.Quotes[t.Quote]
-		if accepting(id) {
+		if s.accepting[id] {
 			// The quote is locked only once the taker's prepares are back; a replacement or
 			// expiry in between makes the accept fail then.
 			if q == nil || q.State != machine.QuoteLive {

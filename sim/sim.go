@@ -94,6 +94,7 @@ type Sim struct {
 	// desk was rebuilt by a recovery).
 	liveTrades  []string
 	tradesStale bool
+	accepting   map[string]bool // checkDesk's scratch: trades whose accept waits
 	steps       uint64
 	failure     *Failure
 	stats       Stats
@@ -127,7 +128,7 @@ func New(k Knobs) (*Sim, error) {
 		rng: rand.New(rand.NewPCG(sub(), sub())), frng: rand.New(rand.NewPCG(sub(), sub())),
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
-		makerHints: map[string]bool{}, lost: map[string]bool{}, effects: map[string]string{},
+		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
 		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(),
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
