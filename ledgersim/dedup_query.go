@@ -7,11 +7,7 @@ package ledgersim
 func (l *Ledger) PreparedResult(preparedID string) (Update, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	id, ok := l.st.byPrep[preparedID]
-	if !ok {
-		return Update{}, false
-	}
-	rec, ok := l.st.updates[id]
+	rec, ok := l.st.byPrep[preparedID]
 	if !ok {
 		return Update{}, false
 	}

@@ -277,8 +277,8 @@ func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
 
 // lookupGone answers for a prepared id that is not live: executed, expired or unknown.
 func (l *Ledger) lookupGone(preparedID string) (Update, error) {
-	if id, ok := l.st.byPrep[preparedID]; ok {
-		return l.st.updates[id].u.clone(), nil
+	if r, ok := l.st.byPrep[preparedID]; ok {
+		return r.u.clone(), nil
 	}
 	if _, ok := l.st.tomb[preparedID]; ok {
 		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)

@@ -216,8 +216,8 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 
 	// Retained updates, oldest first.
 	w.uvarint(uint64(st.updRing.len()))
-	for _, id := range st.updRing.items[st.updRing.head:] {
-		u := &st.updates[id].u
+	for _, rec := range st.updRing.items[st.updRing.head:] {
+		u := &rec.u
 		w.cid(u.UpdateID)
 		w.varint(u.Offset)
 		w.str(u.CommandID)
@@ -524,8 +524,8 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	// Retained updates, oldest first, with the indexes retain kept.
 	n = r.count()
 	st.updates = make(map[string]*updateRec, n)
-	st.byCommand = make(map[string]string, n)
-	st.byPrep = make(map[string]string, n)
+	st.byCommand = make(map[string]*updateRec, n)
+	st.byPrep = make(map[string]*updateRec, n)
 	for ; n > 0 && r.err == nil; n-- {
 		arena := make([]string, 0, 8) // the update's four lists share one array
 		u := Update{UpdateID: r.cid(), Offset: r.varint(), CommandID: r.str(), PreparedID: r.cid(), ActAs: r.sym(),
@@ -537,14 +537,7 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		if _, dup := st.updates[u.UpdateID]; dup {
 			return fmt.Errorf("update %s listed twice", truncate(u.UpdateID))
 		}
-		rec := &updateRec{u: u, sum: updateSum(&st.scratch, &u)}
-		st.updates[u.UpdateID] = rec
-		st.acc.add(rec.sum)
-		st.byCommand[u.CommandID] = u.UpdateID
-		if u.PreparedID != "" {
-			st.byPrep[u.PreparedID] = u.UpdateID
-		}
-		st.updRing.push(u.UpdateID)
+		st.index(&updateRec{u: u, sum: updateSum(&st.scratch, &u)})
 	}
 
 	if r.err != nil {

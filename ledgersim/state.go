@@ -84,9 +84,9 @@ type state struct {
 	tomb      map[string]struct{}
 	tombRing  fifo
 	updates   map[string]*updateRec
-	updRing   fifo
-	byCommand map[string]string // command id → update id
-	byPrep    map[string]string // prepared id → update id
+	updRing   recFIFO               // the retained updates, oldest first
+	byCommand map[string]*updateRec // command id → its update
+	byPrep    map[string]*updateRec // prepared id → its update
 
 	acc     digestAcc
 	scratch sumScratch
@@ -124,8 +124,8 @@ func newState(cfg *Config) *state {
 		refs:            map[string]int{},
 		tomb:            map[string]struct{}{},
 		updates:         map[string]*updateRec{},
-		byCommand:       map[string]string{},
-		byPrep:          map[string]string{},
+		byCommand:       map[string]*updateRec{},
+		byPrep:          map[string]*updateRec{},
 	}
 }
 
@@ -379,20 +379,16 @@ func (st *state) tombstone(id string) {
 
 // retain stores an update for Update() and deduplication, forgetting the oldest beyond
 // the limit.
+// The indexes point at the update's record (not its id), so that a command or prepared
+// id resolves with one map lookup and the maps' slots stay small as they grow.
 func (st *state) retain(u Update) {
 	r := &updateRec{u: u, sum: updateSum(&st.scratch, &u)}
-	st.updates[u.UpdateID] = r
-	st.acc.add(r.sum)
-	st.byCommand[u.CommandID] = u.UpdateID
-	if u.PreparedID != "" {
-		st.byPrep[u.PreparedID] = u.UpdateID
-	}
-	st.updRing.push(u.UpdateID)
+	st.index(r)
 	for st.updRing.len() > st.cfg.Limits.MaxRetainedUpdates {
-		old := st.updates[st.updRing.pop()]
+		old := st.updRing.pop()
 		delete(st.updates, old.u.UpdateID)
 		st.acc.sub(old.sum)
-		if st.byCommand[old.u.CommandID] == old.u.UpdateID {
+		if st.byCommand[old.u.CommandID] == old {
 			delete(st.byCommand, old.u.CommandID)
 		}
 		if old.u.PreparedID != "" {
@@ -401,12 +397,24 @@ func (st *state) retain(u Update) {
 	}
 }
 
+// index adds a retained update to the digest, the indexes and the ring (retain, Restore).
+func (st *state) index(r *updateRec) {
+	u := &r.u
+	st.updates[u.UpdateID] = r
+	st.acc.add(r.sum)
+	st.byCommand[u.CommandID] = r
+	if u.PreparedID != "" {
+		st.byPrep[u.PreparedID] = r
+	}
+	st.updRing.push(r)
+}
+
 func (st *state) doneUpdate(commandID string) (*Update, bool) {
-	id, ok := st.byCommand[commandID]
+	r, ok := st.byCommand[commandID]
 	if !ok {
 		return nil, false
 	}
-	return &st.updates[id].u, true
+	return &r.u, true
 }
 
 // ---- helpers ----
@@ -469,6 +477,25 @@ func (h *expiryHeap) pop() expiry {
 }
 
 func (h expiryHeap) peek() expiry { return h[0] }
+
+// recFIFO is a queue of retained updates, as fifo below.
+type recFIFO struct {
+	items []*updateRec
+	head  int
+}
+
+func (f *recFIFO) push(r *updateRec) { f.items = append(f.items, r) }
+func (f *recFIFO) len() int          { return len(f.items) - f.head }
+func (f *recFIFO) pop() *updateRec {
+	r := f.items[f.head]
+	f.items[f.head] = nil
+	f.head++
+	if f.head > 1024 && f.head*2 > len(f.items) {
+		f.items = append([]*updateRec(nil), f.items[f.head:]...)
+		f.head = 0
+	}
+	return r
+}
 
 // fifo is a bounded-use queue of strings.
 type fifo struct {
