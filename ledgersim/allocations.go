@@ -72,7 +72,7 @@ type allocationBlock struct {
 
 func (p *allocatePlan) commit(t *tx) {
 	a := p.cmd
-	cid := t.newCID()
+	context, cid := t.st.newCIDAfter("allocation ") // the locked holding's lock context
 	b := &allocationBlock{}
 	b.al = Allocation{
 		CID: cid, Settlement: a.Settlement, LegID: a.LegID, Owner: p.owner, Side: a.Side,
@@ -90,7 +90,7 @@ func (p *allocatePlan) commit(t *tx) {
 		for _, h := range p.holdings {
 			t.archive(h.CID)
 		}
-		t.createLocked(al.Locked, p.owner, p.in, a.Amount, a.Settlement.Executor, a.SettleBefore, "allocation "+cid)
+		t.createLocked(al.Locked, p.owner, p.in, a.Amount, a.Settlement.Executor, a.SettleBefore, context)
 		if change := p.sum.Sub(a.Amount); change.Sign() > 0 {
 			t.createHolding("", p.owner, p.in, change)
 		}

@@ -343,8 +343,7 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 	*t = tx{st: st, u: u, off: st.offset}
 	pl.commit(t)
 	u.UpdateID = st.newUpdateID()
-	kept := u.clone()
-	st.retain(kept)
+	kept := st.retain(u)
 	return kept.clone()
 }
 

@@ -141,7 +141,7 @@ func (st *state) nextID(tag byte) [32]byte {
 
 // hexID formats prefix + hex(raw) with a single allocation.
 func hexID(prefix string, raw []byte) string {
-	var buf [8 + 64]byte
+	var buf [16 + 64]byte
 	b := append(buf[:0], prefix...)
 	return string(hex.AppendEncode(b, raw))
 }
@@ -149,6 +149,14 @@ func hexID(prefix string, raw []byte) string {
 func (st *state) newCID() string {
 	s := st.nextID('c')
 	return hexID("00", s[:])
+}
+
+// newCIDAfter returns prefix + a new contract id in one string, and the id as its tail
+// (one allocation for a contract id and a lock context naming it).
+func (st *state) newCIDAfter(prefix string) (withPrefix, cid string) {
+	s := st.nextID('c')
+	withPrefix = hexID(prefix+"00", s[:])
+	return withPrefix, withPrefix[len(prefix):]
 }
 
 func (st *state) newUpdateID() string {
@@ -381,8 +389,9 @@ func (st *state) tombstone(id string) {
 // the limit.
 // The indexes point at the update's record (not its id), so that a command or prepared
 // id resolves with one map lookup and the maps' slots stay small as they grow.
-func (st *state) retain(u Update) {
-	r := &updateRec{u: u, sum: updateSum(&st.scratch, &u)}
+func (st *state) retain(u *Update) *Update {
+	r := newUpdateRec(u)
+	r.sum = updateSum(&st.scratch, &r.u)
 	st.index(r)
 	for st.updRing.len() > st.cfg.Limits.MaxRetainedUpdates {
 		old := st.updRing.pop()
@@ -395,6 +404,30 @@ func (st *state) retain(u Update) {
 			delete(st.byPrep, old.u.PreparedID)
 		}
 	}
+	return &r.u
+}
+
+// newUpdateRec returns a record holding a copy of u, in one allocation with the copy's
+// lists when they are short, as nearly all are (an allocation's update lists four
+// contracts, a three-leg settlement's twelve).
+func newUpdateRec(u *Update) *updateRec {
+	switch n := u.lists(); {
+	case n <= 4:
+		b := &struct {
+			r updateRec
+			a [4]string
+		}{}
+		b.r.u = u.cloneInto(b.a[:0])
+		return &b.r
+	case n <= 12:
+		b := &struct {
+			r updateRec
+			a [12]string
+		}{}
+		b.r.u = u.cloneInto(b.a[:0])
+		return &b.r
+	}
+	return &updateRec{u: u.clone()}
 }
 
 // index adds a retained update to the digest, the indexes and the ring (retain, Restore).

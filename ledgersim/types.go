@@ -167,14 +167,26 @@ type Update struct {
 	Released []string
 }
 
+// lists is the number of entries of u's four lists.
+func (u *Update) lists() int {
+	return len(u.Created) + len(u.Archived) + len(u.Receipts) + len(u.Released)
+}
+
 func (u *Update) clone() Update {
-	c := *u
-	n := len(u.Created) + len(u.Archived) + len(u.Receipts) + len(u.Released)
+	n := u.lists()
 	if n == 0 {
+		return u.cloneInto(nil)
+	}
+	return u.cloneInto(make([]string, 0, n)) // one allocation for the four lists
+}
+
+// cloneInto copies u with its four lists in all's array, which has room for them.
+func (u *Update) cloneInto(all []string) Update {
+	c := *u
+	if u.lists() == 0 {
 		c.Created, c.Archived, c.Receipts, c.Released = nil, nil, nil, nil
 		return c
 	}
-	all := make([]string, 0, n) // one allocation for the four lists
 	part := func(s []string) []string {
 		if len(s) == 0 {
 			return nil
