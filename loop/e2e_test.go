@@ -30,6 +30,12 @@ func catalog(btcDrip, usdDrip string) []machine.Instrument {
 
 func startDesk(tb testing.TB, cat []machine.Instrument, feeBps int, sink loop.Sink) *testDesk {
 	tb.Helper()
+	return startDeskWith(tb, cat, feeBps, sink, nil)
+}
+
+// startDeskWith is startDesk with the loop's configuration adjusted by tune.
+func startDeskWith(tb testing.TB, cat []machine.Instrument, feeBps int, sink loop.Sink, tune func(*loop.Config)) *testDesk {
+	tb.Helper()
 	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: machine.Testnet, Seed: 7, Clock: drive.RealClock{}, Catalog: cat,
 	})
@@ -46,7 +52,11 @@ func startDesk(tb testing.TB, cat []machine.Instrument, feeBps int, sink loop.Si
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := loop.New(loop.Config{Desk: d, Ledger: adapter, Clock: drive.RealClock{}, Sink: sink, Workers: 4})
+	lc := loop.Config{Desk: d, Ledger: adapter, Clock: drive.RealClock{}, Sink: sink, Workers: 4}
+	if tune != nil {
+		tune(&lc)
+	}
+	l, err := loop.New(lc)
 	if err != nil {
 		tb.Fatal(err)
 	}

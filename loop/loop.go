@@ -56,6 +56,12 @@ type Config struct {
 	// CheckpointEvery, when positive, makes the loop journal a machine.Checkpoint with the
 	// desk's digest every that many inputs, and hand the same state to Snapshot.
 	CheckpointEvery int
+	// CheckpointBytesPerInput, when positive, stretches that interval for a large state:
+	// the next checkpoint waits at least the last one's state size over this many inputs,
+	// so that checkpoints (an encoding and a hash of the whole state on the loop's
+	// goroutine, and the same again when a replay verifies them) cost a bounded amount per
+	// input however many finished trades and RFQs the desk keeps.
+	CheckpointBytesPerInput int
 	// Snapshot, if set, saves the desk state (machine.Desk.EncodeSnapshot, which
 	// machine.Restore reads) as of input seq. It is called on a
 	// goroutine of its own, one at a time; a snapshot due while one is running is skipped.
@@ -93,6 +99,7 @@ type Loop struct {
 	chain   [32]byte
 
 	sinceCheckpoint int
+	checkpointBytes int // the size of the last checkpoint's state
 	snapshotting    atomic.Bool
 
 	stats Stats
@@ -109,6 +116,7 @@ type Stats struct {
 	QueueDepth    atomic.Int64
 	HeldOutputs   atomic.Int64
 	PanicsHandled atomic.Uint64
+	Checkpoints   atomic.Uint64
 }
 
 // request is one thing a transport asks of the loop.
@@ -382,10 +390,18 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
 	if _, isCheckpoint := in.(machine.Checkpoint); l.cfg.CheckpointEvery > 0 && !isCheckpoint {
 		l.sinceCheckpoint++
-		if l.sinceCheckpoint >= l.cfg.CheckpointEvery {
+		if l.sinceCheckpoint >= l.checkpointInterval() {
 			l.checkpoint()
 		}
 	}
+}
+
+// checkpointInterval is how many inputs pass before the next checkpoint.
+func (l *Loop) checkpointInterval() int {
+	if l.cfg.CheckpointBytesPerInput <= 0 {
+		return l.cfg.CheckpointEvery
+	}
+	return max(l.cfg.CheckpointEvery, l.checkpointBytes/l.cfg.CheckpointBytesPerInput)
 }
 
 // checkpoint journals the desk's digest and hands the same state to the snapshotter.
@@ -396,6 +412,8 @@ func (l *Loop) checkpoint() {
 		l.cfg.Logger.Error("encode desk state for a checkpoint", "err", err)
 		return
 	}
+	l.checkpointBytes = len(state)
+	l.stats.Checkpoints.Add(1)
 	seq := l.seq - 1
 	if l.cfg.Snapshot != nil && l.snapshotting.CompareAndSwap(false, true) {
 		l.workers.Add(1) // Stop waits for the save, so a closed journal never sees it

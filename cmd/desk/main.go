@@ -52,7 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective configuration and exit")
-	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 10000, "inputs between a checkpoint and snapshot of the desk and its ledger")
+	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 0, "inputs between a checkpoint and snapshot of the desk and its ledger (0: 10000, or more for a large state, at most 256 encoded bytes per input)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
