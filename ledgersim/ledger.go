@@ -162,16 +162,16 @@ func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, er
 	st := l.st
 	now := in.At
 	changed := l.advance(now)
-	p, err := l.checkPrepare(in, cmd)
+	r, err := l.checkPrepare(in, cmd)
 	if err != nil {
 		l.tick(now, changed, replay)
 		return Prepared{}, err
 	}
+	p := &r.p
 	if replay && (in.PreparedID != p.ID || string(in.Hash) != string(p.Hash[:])) {
 		return Prepared{}, newErr(CategoryInternal, "replay", "prepare diverged: recorded %s, got %s", in.PreparedID, p.ID)
 	}
 	in.PreparedID, in.Hash = p.ID, p.Hash[:]
-	r := st.prepared[p.ID]
 	for _, cid := range r.selected {
 		st.refs[cid]++
 	}
@@ -180,7 +180,7 @@ func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, er
 }
 
 // checkPrepare validates and, on success only, stores the prepared transaction.
-func (l *Ledger) checkPrepare(in *Input, cmd Command) (*Prepared, error) {
+func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 	st := l.st
 	party, ok := st.parties[in.ActAs]
 	if !ok {
@@ -211,7 +211,7 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*Prepared, error) {
 	st.prepared[r.p.ID] = r
 	st.acc.add(r.sum)
 	st.prepExp.push(expiry{at: r.p.ExpiresAt, id: r.p.ID})
-	return &r.p, nil
+	return r, nil
 }
 
 // ---- Execute ----
