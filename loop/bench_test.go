@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"crypto/ed25519"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/loop"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
+	"github.com/deskco/rfqdesk/node"
 )
 
 // settledSink wakes the waiter of each trade when trade.settled reaches the taker.
@@ -106,6 +109,9 @@ func errOf(err error, rep machine.Reply) error {
 // sub-benchmarks; the CPU time this process spends is not. "of-floor-cpu" compares CPU time
 // per lifecycle with CPU time per floor unit: with every core busy, throughput is
 // inversely proportional to it, so it is the robust form of the same ratio.
+//
+// "desk" runs with the collector's target the desk process sets (node.DefaultGCPercent);
+// "desk-gogc-100" is the same at Go's default, for comparison.
 func BenchmarkLifecycle(b *testing.B) {
 	var floorNs, floorCPU float64
 	b.Run("signatures-only", func(b *testing.B) {
@@ -124,43 +130,55 @@ func BenchmarkLifecycle(b *testing.B) {
 		floorNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		floorCPU = float64(cpuTime()-cpu) / float64(b.N)
 	})
-	b.Run("desk", func(b *testing.B) {
-		s := &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
-		d := startDesk(b, catalog("1000", "100000000"), 10, s)
-		var pairs [][2]drive.Party
-		for i := range 8 {
-			m, tk := d.Register("maker "+string(rune('a'+i))), d.Register("taker "+string(rune('a'+i)))
-			d.Fund(m, 2)
-			d.Fund(tk, 2)
-			if err := d.loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
-				b.Fatal(err)
-			}
-			pairs = append(pairs, [2]drive.Party{m, tk})
+	desk := func(gcPercent int) func(b *testing.B) {
+		return func(b *testing.B) {
+			defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+			lifecycles(b, floorNs, floorCPU)
 		}
-		var next, n atomic.Int64
-		// Each lifecycle is a chain of round trips; several in flight keep both cores busy.
-		b.SetParallelism(4)
-		b.ResetTimer()
-		cpu := cpuTime()
-		b.RunParallel(func(pb *testing.PB) {
-			pair := pairs[int(next.Add(1)-1)%len(pairs)]
-			for pb.Next() {
-				dir := machine.Sell // alternate directions so balances stay level
-				if n.Add(1)%2 == 0 {
-					dir = machine.Buy
-				}
-				if err := lifecycle(d, s, pair[0], pair[1], dir); err != nil {
-					b.Error(err)
-					return
-				}
+	}
+	b.Run("desk", desk(node.DefaultGCPercent))
+	b.Run("desk-gogc-100", desk(100))
+}
+
+// lifecycles runs full lifecycles with 8 maker/taker pairs, several in flight, and reports
+// the rate and its ratios to the floor.
+func lifecycles(b *testing.B, floorNs, floorCPU float64) {
+	s := &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
+	// The loop as the desk process runs it: its default number of ledger workers.
+	d := startDeskWith(b, catalog("1000", "100000000"), 10, s, func(c *loop.Config) { c.Workers = 0 })
+	var pairs [][2]drive.Party
+	for i := range 16 {
+		m, tk := d.Register("maker "+string(rune('a'+i))), d.Register("taker "+string(rune('a'+i)))
+		d.Fund(m, 2)
+		d.Fund(tk, 2)
+		if err := d.loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
+			b.Fatal(err)
+		}
+		pairs = append(pairs, [2]drive.Party{m, tk})
+	}
+	var next, n atomic.Int64
+	// Each lifecycle is a chain of round trips; several in flight keep both cores busy.
+	b.SetParallelism(8)
+	b.ResetTimer()
+	cpu := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		pair := pairs[int(next.Add(1)-1)%len(pairs)]
+		for pb.Next() {
+			dir := machine.Sell // alternate directions so balances stay level
+			if n.Add(1)%2 == 0 {
+				dir = machine.Buy
 			}
-		})
-		per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		perCPU := float64(cpuTime()-cpu) / float64(b.N)
-		b.ReportMetric(float64(time.Second)/per, "lifecycles/s")
-		if floorNs > 0 {
-			b.ReportMetric(floorNs/per, "of-floor")
-			b.ReportMetric(floorCPU/perCPU, "of-floor-cpu")
+			if err := lifecycle(d, s, pair[0], pair[1], dir); err != nil {
+				b.Error(err)
+				return
+			}
 		}
 	})
+	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	perCPU := float64(cpuTime()-cpu) / float64(b.N)
+	b.ReportMetric(float64(time.Second)/per, "lifecycles/s")
+	if floorNs > 0 {
+		b.ReportMetric(floorNs/per, "of-floor")
+		b.ReportMetric(floorCPU/perCPU, "of-floor-cpu")
+	}
 }

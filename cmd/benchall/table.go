@@ -69,7 +69,11 @@ func (s *suite) rows() []Row {
 			rows = append(rows, info("in process", "signature floor (4 sign + 4 verify) lifecycles/s", 1e9/floorNs, "/s"))
 		}
 		v, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor")
-		add(atLeast("in process", "lifecycle rate / signature floor", v, "×", 0.70), ok)
+		add(atLeast("in process", "lifecycle rate / signature floor (the desk's GOGC 200)", v, "×", 0.70), ok)
+		v, ok = s.metric("inproc", "BenchmarkLifecycle/desk-gogc-100", "of-floor")
+		add(info("in process", "the same at Go's default GOGC 100", v, "×"), ok)
+		v, ok = s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor-cpu")
+		add(info("in process", "CPU time per floor unit / per lifecycle (GOGC 200)", v, "×"), ok)
 		b, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "B/op")
 		add(info("in process", "bytes allocated per lifecycle", b, "B"), ok)
 	} else if !s.skipped("inproc") {

@@ -28,6 +28,7 @@ import (
 )
 
 func main() {
+	node.ApplyGCPercent(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil)
 	stop()
