@@ -109,6 +109,9 @@ type takerRFQ struct {
 	dto       machine.RfqDTO
 	accepting bool
 	done      bool
+	// looking is set while a consider is scheduled or reading: a quote.created then
+	// needs no consider of its own.
+	looking bool
 }
 
 func newActor(s *Sim, idx int, r role, seed uint64) *actor {
@@ -475,6 +478,12 @@ func (a *actor) onEvent(e machine.Event) {
 		case n < 4:
 			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.deleteQuote(p.RfqID, p.QuoteID) })
 		}
+	case machine.QuoteDTO:
+		// A taker hears of each quote that lands on its RFQ (quote.created) and looks at
+		// its RFQs then, as a streaming client would, rather than only polling.
+		if m := a.mine[p.RfqID]; e.Type == machine.EvQuoteCreated && m != nil && !m.looking && !s.liveness {
+			a.considerAfter(m, a.uniform(100*time.Millisecond, 2*time.Second))
+		}
 	case machine.TradeDTO:
 		if e.Type == machine.EvTradeSettled {
 			if at, ok := a.acceptAt[p.TradeID]; ok {
@@ -486,7 +495,7 @@ func (a *actor) onEvent(e machine.Event) {
 		delete(a.acceptAt, p.TradeID)
 		if m := a.mine[p.RfqID]; m != nil {
 			m.accepting = false
-			s.after(a.uniform(300*time.Millisecond, 2*time.Second), func() { a.consider(p.RfqID) })
+			a.considerAfter(m, a.uniform(300*time.Millisecond, 2*time.Second))
 		}
 	}
 	if len(a.decided) > 4096 {
@@ -721,8 +730,9 @@ func (a *actor) createRFQ() {
 			dto := rep.Body.(machine.RfqDTO)
 			s.stats.RFQs++
 			a.ack("rfq", dto.RfqID)
-			a.mine[dto.RfqID] = &takerRFQ{dto: dto}
-			s.after(a.uniform(1500*time.Millisecond, 8*time.Second), func() { a.consider(dto.RfqID) })
+			m := &takerRFQ{dto: dto}
+			a.mine[dto.RfqID] = m
+			a.considerAfter(m, a.uniform(1500*time.Millisecond, 8*time.Second))
 			if a.rng.IntN(20) == 0 {
 				s.after(a.uniform(time.Second, time.Duration(c.TTLSeconds)*time.Second), func() { a.cancelRFQ(dto.RfqID) })
 			}
@@ -730,7 +740,14 @@ func (a *actor) createRFQ() {
 	})
 }
 
-// consider reads the taker's RFQs and accepts the best live quote, or looks again later.
+// considerAfter schedules a consider of the taker's RFQ.
+func (a *actor) considerAfter(m *takerRFQ, d time.Duration) {
+	m.looking = true
+	a.s.after(d, func() { a.consider(m.dto.RfqID) })
+}
+
+// consider reads the taker's RFQs and accepts the best live quote, or looks again later:
+// soon after the next quote.created, or after a while in case the stream missed it.
 func (a *actor) consider(rfqID string) {
 	s := a.s
 	m := a.mine[rfqID]
@@ -743,6 +760,7 @@ func (a *actor) consider(rfqID string) {
 		return
 	}
 	a.read(a.keyHash, machine.QRfqMine{}, func(rep machine.Reply) {
+		m.looking = false
 		if rep.Err != nil || m.done || m.accepting || s.liveness {
 			return
 		}
@@ -762,7 +780,7 @@ func (a *actor) consider(rfqID string) {
 		}
 		if best == nil {
 			if s.now.Add(time.Second).Before(deadline) {
-				s.after(a.uniform(time.Second, 4*time.Second), func() { a.consider(rfqID) })
+				a.considerAfter(m, a.uniform(4*time.Second, 12*time.Second))
 			}
 			return
 		}
@@ -780,7 +798,7 @@ func (a *actor) accept(m *takerRFQ, quoteID string) {
 			if rep.Err.Code == machine.CodeInsufficientFunds {
 				s.cov.hit(covInsufficientFunds)
 			}
-			s.after(a.uniform(500*time.Millisecond, 3*time.Second), func() { a.consider(m.dto.RfqID) })
+			a.considerAfter(m, a.uniform(500*time.Millisecond, 3*time.Second))
 			return
 		}
 		t := rep.Body.(machine.TradeWithActionsDTO)
