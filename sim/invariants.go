@@ -515,7 +515,7 @@ func (s *Sim) checkReplacement(q, old *machine.Quote, calls []machine.LedgerCall
 
 // readCheckEvery is how many desk-changing steps pass between full reads of one taker's
 // view in checkDesk.
-const readCheckEvery = 32
+const readCheckEvery = 128
 
 // fullTradeScanEvery is how many desk-changing steps pass between checkDesk's walks over
 // every trade the desk keeps (between them it walks the trades accepts made).

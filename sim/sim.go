@@ -366,7 +366,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 // ledger up to its retained updates, so the state grows for hours before it levels off;
 // an interval counted in inputs alone would make a long run's checkpoints cost more and
 // more per input.
-const bytesPerInput = 2048
+const bytesPerInput = 512
 
 // stretched is the interval, in inputs, until the next checkpoint or snapshot: the
 // configured one, or longer when the last one encoded more than bytesPerInput per input
