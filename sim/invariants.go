@@ -446,7 +446,7 @@ func (s *Sim) checkDesk() {
 	// A quote the taker sees has landed: every live one's allocations exist on the ledger.
 	// The quote.anchored event checks this as the quote becomes visible (checkEvent); a
 	// taker's whole view is read back every readCheckEvery desk steps, one taker in turn
-	// (a read costs a sort of every RFQ the taker has), and the takers' own reads are
+	// (a read walks every retained RFQ), and the takers' own reads are
 	// checked as they happen.
 	if s.deskSteps%readCheckEvery != 0 {
 		if s.steps%128 == 0 {
