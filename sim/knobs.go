@@ -19,9 +19,14 @@ type Knobs struct {
 	// CrashRate is the probability that the desk process crashes after any one step.
 	CrashRate float64 `json:"crashRate"`
 	// CheckpointEvery and SnapshotEvery count desk inputs between checkpoints and
-	// snapshots: the least, since a large state stretches them (see stretched).
+	// snapshots: the least, since a large state stretches them (see StateBytesPerInput).
 	CheckpointEvery int `json:"checkpointEvery"`
 	SnapshotEvery   int `json:"snapshotEvery"`
+	// StateBytesPerInput, when positive, stretches those intervals to at least the last
+	// checkpoint's (or snapshots') size over this many bytes, so that a long run's
+	// checkpoints cost a bounded amount per input however large the state grows; 0 keeps
+	// the intervals exact.
+	StateBytesPerInput int `json:"stateBytesPerInput"`
 	// LedgerCheckEvery is how many ledger-changing steps pass between full ledger
 	// invariant walks: 1 walks after every one, 0 adapts to the ledger's size.
 	LedgerCheckEvery int `json:"ledgerCheckEvery"`
@@ -33,7 +38,7 @@ type Knobs struct {
 // DefaultKnobs are the flag defaults of cmd/sim.
 func DefaultKnobs() Knobs {
 	return Knobs{Seed: 1, Duration: 10 * time.Minute, Makers: 6, Takers: 3, RFQRate: 0.5, Faults: "mild",
-		CrashRate: 0.0005, CheckpointEvery: 500, SnapshotEvery: 2000}
+		CrashRate: 0.0005, CheckpointEvery: 500, SnapshotEvery: 2000, StateBytesPerInput: 512}
 }
 
 // Validate refuses knobs a run cannot use.
@@ -53,6 +58,8 @@ func (k Knobs) Validate() error {
 		return fmt.Errorf("ledger-check-every must not be negative")
 	case k.CheckpointEvery < 1 || k.SnapshotEvery < 1:
 		return fmt.Errorf("checkpoint and snapshot intervals must be positive")
+	case k.StateBytesPerInput < 0:
+		return fmt.Errorf("state bytes per input must not be negative")
 	}
 	if _, ok := profiles[k.Faults]; !ok {
 		return fmt.Errorf("faults must be none, mild or harsh, not %q", k.Faults)
@@ -69,6 +76,9 @@ func (k Knobs) Command() string {
 	}
 	if k.SnapshotEvery != DefaultKnobs().SnapshotEvery {
 		s += fmt.Sprintf(" -snapshot-every %d", k.SnapshotEvery)
+	}
+	if k.StateBytesPerInput != DefaultKnobs().StateBytesPerInput {
+		s += fmt.Sprintf(" -state-bytes-per-input %d", k.StateBytesPerInput)
 	}
 	if k.LedgerCheckEvery != 0 {
 		s += fmt.Sprintf(" -ledger-check-every %d", k.LedgerCheckEvery)

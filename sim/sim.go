@@ -347,7 +347,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	if _, cp := in.(machine.Checkpoint); !cp {
 		s.sinceCheckpoint++
 		s.sinceSnapshot++
-		if s.sinceCheckpoint >= stretched(s.k.CheckpointEvery, s.checkpointBytes) {
+		if s.sinceCheckpoint >= s.stretched(s.k.CheckpointEvery, s.checkpointBytes) {
 			s.sinceCheckpoint = 0
 			h := &countingHash{h: sha256.New()}
 			if err := s.desk.WriteSnapshot(h); err != nil {
@@ -361,18 +361,17 @@ func (s *Sim) input(in machine.Input) uint64 {
 	return seq
 }
 
-// bytesPerInput is what a checkpoint or a snapshot may cost per desk input, in bytes
-// encoded (and hashed or copied). The desk keeps thousands of finished trades and the
-// ledger up to its retained updates, so the state grows for hours before it levels off;
-// an interval counted in inputs alone would make a long run's checkpoints cost more and
-// more per input.
-const bytesPerInput = 512
-
 // stretched is the interval, in inputs, until the next checkpoint or snapshot: the
-// configured one, or longer when the last one encoded more than bytesPerInput per input
-// of it. The sizes are the run's own, so the schedule stays deterministic.
-func stretched(every, lastBytes int) int {
-	return max(every, lastBytes/bytesPerInput)
+// configured one, or longer when the last one encoded more than Knobs.StateBytesPerInput
+// per input of it. The desk keeps thousands of finished trades and the ledger up to its
+// retained updates, so the state grows for hours before it levels off; an interval counted
+// in inputs alone would make a long run's checkpoints cost more and more per input. The
+// sizes are the run's own, so the schedule stays deterministic.
+func (s *Sim) stretched(every, lastBytes int) int {
+	if s.k.StateBytesPerInput <= 0 {
+		return every
+	}
+	return max(every, lastBytes/s.k.StateBytesPerInput)
 }
 
 // countingHash is a hash that counts the bytes written to it.
@@ -442,7 +441,7 @@ func (s *Sim) syncDesk() {
 	for _, h := range held {
 		s.release(h)
 	}
-	if s.sinceSnapshot >= stretched(s.k.SnapshotEvery, s.snapshotBytes) {
+	if s.sinceSnapshot >= s.stretched(s.k.SnapshotEvery, s.snapshotBytes) {
 		s.sinceSnapshot = 0
 		state, err := s.desk.EncodeSnapshot()
 		if err != nil {

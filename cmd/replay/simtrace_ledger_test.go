@@ -16,7 +16,8 @@ import (
 // journals are pruned, and writes its trace with the simulator's own writer.
 func prunedSimTrace(t *testing.T) (string, *sim.Result) {
 	t.Helper()
-	k := simKnobs(3, time.Minute, 3, 2, 0.3, "harsh", 0.004, 200)
+	k := simKnobs(3, time.Minute, 3, 2, 0.3, "harsh", 0.004, 120)
+	k.StateBytesPerInput = 0 // exactly every 120 inputs, however the state grows
 	s, err := sim.New(k)
 	if err != nil {
 		t.Fatal(err)

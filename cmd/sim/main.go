@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	crash := fs.Float64("crash-rate", def.CrashRate, "probability of a desk crash after each step")
 	checkpoint := fs.Int("checkpoint-every", def.CheckpointEvery, "desk inputs between checkpoints")
 	snapshot := fs.Int("snapshot-every", def.SnapshotEvery, "desk inputs between snapshots")
+	stateBytes := fs.Int("state-bytes-per-input", def.StateBytesPerInput, "stretch those intervals to at least the state's encoded size over this many bytes (0: exact intervals)")
 	ledgerCheck := fs.Int("ledger-check-every", def.LedgerCheckEvery, "ledger-changing steps between full ledger invariant walks (1: every one; 0: adaptive)")
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
 	jobs := fs.Int("jobs", 1, "seeds run at once (each run stays single-threaded and deterministic)")
@@ -68,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	knobs := make([]sim.Knobs, *seeds)
 	for i := range knobs {
 		knobs[i] = sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
-			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot,
+			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, StateBytesPerInput: *stateBytes,
 			LedgerCheckEvery: *ledgerCheck, RequireCoverage: perSeedCoverage}
 	}
 	type outcome struct {
