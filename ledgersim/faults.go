@@ -109,3 +109,24 @@ func (l *Ledger) sleep(d time.Duration) {
 		l.cfg.Sleep(d)
 	}
 }
+
+// faulted runs one public call under the fault plan: an injected rejection answers before
+// the call runs, an injected delay follows it, and a lost answer hides a call that took
+// effect behind an unknown outcome. Errors carry the operation c.Op.
+func faulted[T any](l *Ledger, c CallInfo, call func() (T, error)) (T, error) {
+	var zero T
+	f := l.decide(c)
+	if f.Reject != CategoryNone {
+		l.sleep(f.Delay)
+		return zero, newErr(f.Reject, c.Op, "injected fault")
+	}
+	v, err := call()
+	l.sleep(f.Delay)
+	if err != nil {
+		return zero, withOp(err, c.Op)
+	}
+	if f.LoseAnswer {
+		return zero, newErr(CategoryUnknownOutcome, c.Op, "answer lost (injected fault)")
+	}
+	return v, nil
+}

@@ -123,25 +123,12 @@ func (l *Ledger) tick(now time.Time, changed, replay bool) {
 // category (insufficient funds, unknown contract, wrong party, ...). A command id that
 // already took effect gives ErrAlreadyExecuted carrying the update id.
 func (l *Ledger) Prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
-	const op = "prepare"
 	var kind CommandKind
 	if cmd != nil {
 		kind = cmd.Kind()
 	}
-	f := l.decide(CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return Prepared{}, newErr(f.Reject, op, "injected fault")
-	}
-	p, err := l.prepare(actAs, cmd, commandID)
-	l.sleep(f.Delay)
-	if err != nil {
-		return Prepared{}, withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return Prepared{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return p, nil
+	return faulted(l, CallInfo{Op: "prepare", ActAs: actAs, CommandID: commandID, Kind: kind},
+		func() (Prepared, error) { return l.prepare(actAs, cmd, commandID) })
 }
 
 func (l *Ledger) prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
@@ -221,21 +208,8 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 // prepare → ErrContention; otherwise it commits atomically. A command id that already
 // took effect returns its first Update and does nothing more.
 func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
-	const op = "execute"
-	f := l.decide(CallInfo{Op: op, PreparedID: preparedID})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return Update{}, newErr(f.Reject, op, "injected fault")
-	}
-	u, err := l.execute(preparedID, signature)
-	l.sleep(f.Delay)
-	if err != nil {
-		return Update{}, withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return Update{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return u, nil
+	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedID},
+		func() (Update, error) { return l.execute(preparedID, signature) })
 }
 
 func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
@@ -353,25 +327,12 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 // refused with ErrForbidden (they Prepare and Execute). A command id that already took
 // effect returns its first Update and does nothing more.
 func (l *Ledger) Submit(actAs string, cmd Command, commandID string) (Update, error) {
-	const op = "submit"
 	var kind CommandKind
 	if cmd != nil {
 		kind = cmd.Kind()
 	}
-	f := l.decide(CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return Update{}, newErr(f.Reject, op, "injected fault")
-	}
-	u, err := l.submit(actAs, cmd, commandID)
-	l.sleep(f.Delay)
-	if err != nil {
-		return Update{}, withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return Update{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return u, nil
+	return faulted(l, CallInfo{Op: "submit", ActAs: actAs, CommandID: commandID, Kind: kind},
+		func() (Update, error) { return l.submit(actAs, cmd, commandID) })
 }
 
 func (l *Ledger) submit(actAs string, cmd Command, commandID string) (Update, error) {

@@ -43,21 +43,8 @@ func (st *state) isReservoir(id string) bool { return id != "" && id == st.reser
 // signs (CompleteOnboarding). Nothing is allocated yet. The answer is deterministic for
 // the same inputs, and a repeated call while pending returns the same onboarding.
 func (l *Ledger) OnboardExternal(hint string, pub ed25519.PublicKey) (Onboarding, error) {
-	const op = "onboard"
-	f := l.decide(CallInfo{Op: op, PartyID: hint})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return Onboarding{}, newErr(f.Reject, op, "injected fault")
-	}
-	ob, err := l.onboard(hint, pub)
-	l.sleep(f.Delay)
-	if err != nil {
-		return Onboarding{}, withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return Onboarding{}, newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return ob, nil
+	return faulted(l, CallInfo{Op: "onboard", PartyID: hint},
+		func() (Onboarding, error) { return l.onboard(hint, pub) })
 }
 
 func (l *Ledger) onboard(hint string, pub ed25519.PublicKey) (Onboarding, error) {
@@ -114,21 +101,9 @@ func cloneOnboarding(o Onboarding) Onboarding {
 // ErrBadSignature; an expired onboarding ErrExpired; an unknown one ErrNotFound.
 // Completing an already allocated party succeeds again (so a lost answer can be retried).
 func (l *Ledger) CompleteOnboarding(partyID string, signatures [][]byte) error {
-	const op = "complete-onboarding"
-	f := l.decide(CallInfo{Op: op, PartyID: partyID})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return newErr(f.Reject, op, "injected fault")
-	}
-	err := l.complete(partyID, signatures)
-	l.sleep(f.Delay)
-	if err != nil {
-		return withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return nil
+	_, err := faulted(l, CallInfo{Op: "complete-onboarding", PartyID: partyID},
+		func() (struct{}, error) { return struct{}{}, l.complete(partyID, signatures) })
+	return err
 }
 
 func (l *Ledger) complete(partyID string, signatures [][]byte) error {
@@ -192,21 +167,8 @@ func (l *Ledger) applyComplete(in *Input, replay bool) error {
 // identity is deterministic: the fingerprint is the SHA-256 of a key derived from the
 // seed and the hint, so the same Config always yields the same party id.
 func (l *Ledger) AllocateInternal(hint string) (string, error) {
-	const op = "allocate-internal"
-	f := l.decide(CallInfo{Op: op, PartyID: hint})
-	if f.Reject != CategoryNone {
-		l.sleep(f.Delay)
-		return "", newErr(f.Reject, op, "injected fault")
-	}
-	id, err := l.allocateInternal(hint)
-	l.sleep(f.Delay)
-	if err != nil {
-		return "", withOp(err, op)
-	}
-	if f.LoseAnswer {
-		return "", newErr(CategoryUnknownOutcome, op, "answer lost (injected fault)")
-	}
-	return id, nil
+	return faulted(l, CallInfo{Op: "allocate-internal", PartyID: hint},
+		func() (string, error) { return l.allocateInternal(hint) })
 }
 
 func (l *Ledger) allocateInternal(hint string) (string, error) {
