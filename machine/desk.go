@@ -285,6 +285,13 @@ func (q *deadlineQueue) less(i, j int) bool {
 // (which snapshots and digests record) is what it always was, without boxing each push.
 func (q *deadlineQueue) add(at time.Time, kind DeadlineKind, id string, seq uint64) {
 	q.Next++
+	if len(q.Items) == cap(q.Items) {
+		// Doubling rather than append's 1.25× for large slices: the queue holds every
+		// pending deadline (retention ones included), and each growth copies all of it.
+		grown := make([]Deadline, len(q.Items), 2*cap(q.Items)+64)
+		copy(grown, q.Items)
+		q.Items = grown
+	}
 	q.Items = append(q.Items, Deadline{At: at, Order: q.Next, Kind: kind, ID: id, Seq: seq})
 	for j := len(q.Items) - 1; ; {
 		i := (j - 1) / 2 // parent

@@ -84,6 +84,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 		e.str(string(dl.Kind))
 		e.str(dl.ID)
 		e.uvarint(dl.Seq)
+		e.flushSome() // the queue holds every pending deadline: hand it over in pieces
 	}
 	e.uvarint(d.Deadlines.Next)
 	e.strs(d.FailedTrades)
