@@ -46,6 +46,8 @@ type Desk struct {
 	FailedTrades []string `json:"failedTrades,omitempty"`
 
 	mach *machines // the configured entity machines; not state
+	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
+	byParty rfqIndex
 }
 
 // m returns the configured entity machines, building them on first use (also after a

@@ -185,6 +185,7 @@ func (m *propModel) collectQuotes() {
 func (m *propModel) check(t *rapid.T) {
 	h, d := m.h, m.h.d
 	m.collectQuotes()
+	checkRFQIndex(t, d)
 	// Every reply has a valid status, and a refusal says why.
 	for seq := uint64(m.seen + 1); seq <= h.seq; seq++ {
 		r, ok := h.replies[seq]
@@ -320,3 +321,29 @@ func TestProperty_RandomAPI(t *testing.T) {
 
 // String names the model in rapid's logs.
 func (m *propModel) String() string { return fmt.Sprintf("desk with %d RFQs", len(m.rfqs)) }
+
+// checkRFQIndex: the per-party RFQ index holds exactly what a scan of every retained RFQ
+// finds, once it has been built (a read builds it; a fresh or restored desk has none yet).
+func checkRFQIndex(t interface{ Fatalf(string, ...any) }, d *Desk) {
+	if d.byParty == nil {
+		return
+	}
+	want := rfqIndex{}
+	for _, r := range d.RFQs {
+		want.add(r)
+	}
+	if len(want) != len(d.byParty) {
+		t.Fatalf("RFQ index has %d parties, a scan finds %d", len(d.byParty), len(want))
+	}
+	for party, rs := range want {
+		got := d.byParty[party]
+		if len(got) != len(rs) {
+			t.Fatalf("RFQ index lists %d RFQs of %s, a scan finds %d", len(got), party, len(rs))
+		}
+		for id, r := range rs {
+			if got[id] != r {
+				t.Fatalf("RFQ index of %s misses %s", party, id)
+			}
+		}
+	}
+}

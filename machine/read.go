@@ -196,13 +196,13 @@ func (r reader) config() ConfigDTO {
 	}
 }
 
-// rfqsWhere lists the RFQs (open, or closed within the readability period) that keep,
-// oldest first. The map is walked in Go's order only to collect: sortByTime is a total
-// order (creation time, then the unique id), so the walk never decides the result, and a
-// read costs a scan rather than a sort of every retained RFQ.
+// rfqsWhere lists the caller's RFQs (as taker or invited maker; open, or closed within
+// the readability period) that keep, oldest first. The party's index map is walked in Go's
+// order only to collect: sortByTime is a total order (creation time, then the unique id),
+// so the walk never decides the result, and a read costs a scan of the party's own RFQs.
 func (r reader) rfqsWhere(keep func(*RFQ) bool) []*RFQ {
 	var out []*RFQ
-	for _, x := range r.d.RFQs {
+	for _, x := range r.d.rfqsOf(r.p.ID) {
 		if keep(x) {
 			out = append(out, x)
 		}

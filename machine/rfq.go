@@ -98,6 +98,7 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 		Invited: invited, FeeBps: cfg.feeBpsFor(notional), CreatedAt: a.d.Now,
 	}
 	a.d.RFQs[r.ID] = r
+	a.d.byParty.add(r)
 	a.at(r.Deadline, DLRFQDeadline, r.ID)
 	if a.quiet {
 		return
@@ -181,6 +182,67 @@ func (a *applier) rfqForget(id string) {
 		delete(a.d.Quotes, qid)
 	}
 	delete(a.d.RFQs, id)
+	a.d.byParty.remove(r)
+}
+
+// rfqIndex maps a party id to the retained RFQs it takes or is invited to, by RFQ id, so
+// that a party's reads and its stream snapshot walk its own RFQs rather than every
+// retained one. It is derived from Desk.RFQs: built on first use (also after a snapshot
+// is restored), kept in step where an RFQ is created and forgotten, never encoded. Its
+// maps are only collected from; what is read is then sorted by a total order.
+type rfqIndex map[string]map[string]*RFQ
+
+// rfqsOf returns the retained RFQs of a party, as taker or invited maker. The map is the
+// index's own: callers only read it.
+func (d *Desk) rfqsOf(party string) map[string]*RFQ {
+	if d.byParty == nil {
+		d.byParty = rfqIndex{}
+		for _, r := range d.RFQs {
+			d.byParty.add(r)
+		}
+	}
+	return d.byParty[party]
+}
+
+// add files r under its taker and each invited maker; a nil index (not built yet) is left
+// to be built from RFQs.
+func (ix rfqIndex) add(r *RFQ) {
+	if ix == nil {
+		return
+	}
+	ix.file(r.Taker, r)
+	for _, m := range r.Invited {
+		ix.file(m, r)
+	}
+}
+
+func (ix rfqIndex) file(party string, r *RFQ) {
+	m := ix[party]
+	if m == nil {
+		m = map[string]*RFQ{}
+		ix[party] = m
+	}
+	m[r.ID] = r
+}
+
+// remove drops r from the index.
+func (ix rfqIndex) remove(r *RFQ) {
+	if ix == nil {
+		return
+	}
+	ix.unfile(r.Taker, r.ID)
+	for _, m := range r.Invited {
+		ix.unfile(m, r.ID)
+	}
+}
+
+func (ix rfqIndex) unfile(party, id string) {
+	if m := ix[party]; m != nil {
+		delete(m, id)
+		if len(m) == 0 {
+			delete(ix, party)
+		}
+	}
 }
 
 // recordHistory adds a history row to the taker's bounded history and tells the taker.

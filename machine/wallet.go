@@ -309,7 +309,7 @@ func (a *applier) flowResult(cont *Continuation, res LedgerResult) {
 // open RFQ it is invited to, then quote.created and quote.status for its live quote there.
 func (a *applier) snapshot(p *Party, socket uint64) {
 	rfqs := make([]*RFQ, 0)
-	for _, r := range a.d.RFQs { // collected only: sortByTime is a total order
+	for _, r := range a.d.rfqsOf(p.ID) { // collected only: sortByTime is a total order
 		if r.State == RFQOpen && r.invited(p.ID) {
 			rfqs = append(rfqs, r)
 		}
