@@ -95,6 +95,10 @@ type actor struct {
 	pPrompt, pLate, pPartial float64 // signing: promptly, late, partly; never is the rest
 	pQuote                   float64
 	spreadBps                int
+	// streamsQuotes: as taker, the actor picks from the quotes its stream announced and
+	// reads GET /rfq/mine only when the stream told it nothing new; otherwise it reads
+	// GET /rfq/mine at every look.
+	streamsQuotes bool
 
 	invites  map[string]machine.RfqDTO
 	myQuote  map[string]string // rfq → latest acknowledged quote id
@@ -112,6 +116,12 @@ type takerRFQ struct {
 	// looking is set while a consider is scheduled or reading: a quote.created then
 	// needs no consider of its own.
 	looking bool
+	// quotes are the live quotes the stream announced (quote.created as taker), dropped
+	// on a quote.status that ends them or a refused accept; oldest first.
+	quotes []machine.QuoteDTO
+	// poll makes a streaming taker's next look read GET /rfq/mine: the stream announced
+	// nothing since its last look, and may have missed something.
+	poll bool
 }
 
 func newActor(s *Sim, idx int, r role, seed uint64) *actor {
@@ -135,6 +145,7 @@ func newActor(s *Sim, idx int, r role, seed uint64) *actor {
 	a.pPartial = (1 - a.pPrompt - a.pLate) * rng.Float64()
 	a.pQuote = 0.6 + 0.4*rng.Float64()
 	a.spreadBps = 5 + rng.IntN(60)
+	a.streamsQuotes = rng.IntN(4) != 0
 	return a
 }
 
@@ -481,8 +492,18 @@ func (a *actor) onEvent(e machine.Event) {
 	case machine.QuoteDTO:
 		// A taker hears of each quote that lands on its RFQ (quote.created) and looks at
 		// its RFQs then, as a streaming client would, rather than only polling.
-		if m := a.mine[p.RfqID]; e.Type == machine.EvQuoteCreated && m != nil && !m.looking && !s.liveness {
+		m := a.mine[p.RfqID]
+		if e.Type != machine.EvQuoteCreated || m == nil {
+			return
+		}
+		m.quotes = append(withoutQuote(m.quotes, p.QuoteID), p)
+		m.poll = false
+		if !m.looking && !s.liveness {
 			a.considerAfter(m, a.uniform(100*time.Millisecond, 2*time.Second))
+		}
+	case machine.QuoteStatusPayload:
+		if m := a.mine[p.RfqID]; m != nil && p.Status != "pending" {
+			m.quotes = withoutQuote(m.quotes, p.QuoteID)
 		}
 	case machine.TradeDTO:
 		if e.Type == machine.EvTradeSettled {
@@ -759,6 +780,20 @@ func (a *actor) consider(rfqID string) {
 		delete(a.mine, rfqID)
 		return
 	}
+	if a.streamsQuotes && a.socket != 0 && !m.poll {
+		m.looking = false
+		if best := a.bestQuote(m.dto.Direction, m.quotes); best != nil {
+			s.cov.hit(covAcceptFromStream)
+			a.accept(m, best.QuoteID)
+			return
+		}
+		m.poll = true
+		if s.now.Add(time.Second).Before(deadline) {
+			a.considerAfter(m, a.uniform(4*time.Second, 12*time.Second))
+		}
+		return
+	}
+	m.poll = false
 	a.read(a.keyHash, machine.QRfqMine{}, func(rep machine.Reply) {
 		m.looking = false
 		if rep.Err != nil || m.done || m.accepting || s.liveness {
@@ -766,16 +801,8 @@ func (a *actor) consider(rfqID string) {
 		}
 		var best *machine.QuoteDTO
 		for _, r := range rep.Body.([]machine.RfqDTO) {
-			if r.RfqID != rfqID || !r.Open || r.Quotes == nil {
-				continue
-			}
-			for i, q := range *r.Quotes {
-				if q.Status != "pending" || q.Settling || !time.Time(q.ValidUntil).After(s.now.Add(100*time.Millisecond)) {
-					continue
-				}
-				if best == nil || (r.Direction == machine.Sell) == (q.Price.Cmp(best.Price) > 0) {
-					best = &(*r.Quotes)[i]
-				}
+			if r.RfqID == rfqID && r.Open && r.Quotes != nil {
+				best = a.bestQuote(r.Direction, *r.Quotes)
 			}
 		}
 		if best == nil {
@@ -788,6 +815,32 @@ func (a *actor) consider(rfqID string) {
 	})
 }
 
+// bestQuote is the best price among quotes that are live, not settling and valid for at
+// least another 100 ms (the first of equal prices), or nil.
+func (a *actor) bestQuote(dir machine.Direction, quotes []machine.QuoteDTO) *machine.QuoteDTO {
+	var best *machine.QuoteDTO
+	for i, q := range quotes {
+		if q.Status != "pending" || q.Settling || !time.Time(q.ValidUntil).After(a.s.now.Add(100*time.Millisecond)) {
+			continue
+		}
+		if best == nil || (dir == machine.Sell) == (q.Price.Cmp(best.Price) > 0) {
+			best = &quotes[i]
+		}
+	}
+	return best
+}
+
+// withoutQuote returns quotes without the one with id (in place).
+func withoutQuote(quotes []machine.QuoteDTO, id string) []machine.QuoteDTO {
+	out := quotes[:0]
+	for _, q := range quotes {
+		if q.QuoteID != id {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 func (a *actor) accept(m *takerRFQ, quoteID string) {
 	s := a.s
 	m.accepting = true
@@ -795,6 +848,7 @@ func (a *actor) accept(m *takerRFQ, quoteID string) {
 	a.send(machine.AcceptQuote{Req: a.req(), QuoteID: quoteID}, func(rep machine.Reply) {
 		if rep.Err != nil {
 			m.accepting = false
+			m.quotes = withoutQuote(m.quotes, quoteID)
 			if rep.Err.Code == machine.CodeInsufficientFunds {
 				s.cov.hit(covInsufficientFunds)
 			}

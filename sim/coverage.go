@@ -36,6 +36,7 @@ const (
 	covRFQCancelled               = "an RFQ cancelled by its taker"
 	covWithdrawBlocked            = "a withdrawal blocked by a settling trade"
 	covInsufficientFunds          = "an accept refused for insufficient funds"
+	covAcceptFromStream           = "an accept of a quote the taker knew from its stream"
 	covTradeSettled               = "a trade settled"
 	covTradeFailed                = "a trade failed"
 )
@@ -48,7 +49,8 @@ var allCoverage = []string{
 	covRecoverLedgerSnapshot,
 	covCheckpointVerified, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
-	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covTradeSettled, covTradeFailed,
+	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
+	covTradeFailed,
 }
 
 // coverage counts situations by name.
