@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -152,8 +151,10 @@ func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observat
 	case machine.AcceptQuote:
 		// The trade an accept made is watched by checkDesk from now on.
 		if q := d.Quotes[in.QuoteID]; q != nil {
-			if r := d.RFQs[q.RFQ]; r != nil && r.SettlingTrade != "" && !slices.Contains(s.liveTrades, r.SettlingTrade) {
-				s.liveTrades = append(s.liveTrades, r.SettlingTrade)
+			if r := d.RFQs[q.RFQ]; r != nil && r.SettlingTrade != "" && !s.watching(r.SettlingTrade) {
+				if t := d.Trades[r.SettlingTrade]; t != nil {
+					s.liveTrades = append(s.liveTrades, liveTrade{id: t.ID, t: t, r: r, q: d.Quotes[t.Quote]})
+				}
 			}
 		}
 	case machine.ExecuteActions:
@@ -406,30 +407,47 @@ func (s *Sim) checkDesk() {
 	// trades an accept made are watched on their own, and every fullTradeScanEvery desk
 	// steps all of them are: a trade that appeared some other way is caught by that scan.
 	s.deskSteps++
-	ids := s.liveTrades
+	// Between full scans a watched trade is looked up (an accept undone drops it), and its
+	// RFQ and quote are read through the pointers the desk's maps held when the trade was
+	// found; a full scan looks every one up again, so an RFQ or quote the desk dropped or
+	// replaced is noticed within fullTradeScanEvery steps.
+	watched := s.liveTrades
 	if s.tradesStale || s.deskSteps%fullTradeScanEvery == 0 {
 		s.tradesStale = false
-		ids = make([]string, 0, len(s.liveTrades))
+		watched = make([]liveTrade, 0, len(s.liveTrades))
 		for id, t := range d.Trades {
 			if t.State == machine.TradeAllocating || t.State == machine.TradeSettling {
-				ids = append(ids, id)
+				watched = append(watched, liveTrade{id: id, t: t, r: d.RFQs[t.RFQ], q: d.Quotes[t.Quote]})
 			}
 		}
-		sort.Strings(ids)
+		slices.SortFunc(watched, func(a, b liveTrade) int { return strings.Compare(a.id, b.id) })
 	}
-	live := ids[:0] // filtered in place: an id is written at or before where it was read
-	for _, id := range ids {
-		t := d.Trades[id]
-		if t == nil || (t.State != machine.TradeAllocating && t.State != machine.TradeSettling) {
+	// Filtered in place: an entry is written at or before where it was read, and only once
+	// an earlier one was dropped (rewriting pointers costs write barriers).
+	live := watched[:0]
+	for i, lt := range watched {
+		id, t := lt.id, lt.t
+		if cur := d.Trades[id]; cur != t { // an accept undone drops its trade
+			if cur == nil {
+				continue
+			}
+			lt = liveTrade{id: id, t: cur, r: d.RFQs[cur.RFQ], q: d.Quotes[cur.Quote]}
+			t = cur
+		}
+		if t.State != machine.TradeAllocating && t.State != machine.TradeSettling {
 			continue
 		}
-		live = append(live, id)
-		if r := d.RFQs[t.RFQ]; r == nil || r.SettlingTrade != id || r.State != machine.RFQOpen {
+		if len(live) != i || lt != watched[i] {
+			live = append(live, lt)
+		} else {
+			live = live[:i+1]
+		}
+		if r := lt.r; r == nil || r.SettlingTrade != id || r.State != machine.RFQOpen {
 			s.failf(Safety, "trade %s settles on RFQ %s which does not name it", id, t.RFQ)
 			return
 		}
-		q := d.Quotes[t.Quote]
-		if s.accepting[id] {
+		q := lt.q
+		if len(s.accepting) > 0 && s.accepting[id] {
 			// The quote is locked only once the taker's prepares are back; a replacement or
 			// expiry in between makes the accept fail then.
 			if q == nil || q.State != machine.QuoteLive {
@@ -438,7 +456,7 @@ func (s *Sim) checkDesk() {
 			continue
 		}
 		if q == nil || q.State != machine.QuoteSettling {
-			s.failf(Safety, "trade %s (%s) settles on quote %s which is not settling (%+v)", id, t.State, t.Quote, d.Quotes[t.Quote])
+			s.failf(Safety, "trade %s (%s) settles on quote %s which is not settling (%+v)", id, t.State, t.Quote, q)
 			return
 		}
 	}
@@ -513,6 +531,25 @@ func (s *Sim) checkReplacement(q, old *machine.Quote, calls []machine.LedgerCall
 	}
 }
 
+// liveTrade is a trade checkDesk watches, with its RFQ and quote as the desk's maps held
+// them when it was found.
+type liveTrade struct {
+	id string
+	t  *machine.Trade
+	r  *machine.RFQ
+	q  *machine.Quote
+}
+
+// watching reports whether checkDesk already watches trade id.
+func (s *Sim) watching(id string) bool {
+	for _, lt := range s.liveTrades {
+		if lt.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 // readCheckEvery is how many desk-changing steps pass between full reads of one taker's
 // view in checkDesk.
 const readCheckEvery = 128
@@ -551,9 +588,9 @@ func (s *Sim) checkOverdue() {
 			return
 		}
 	}
-	for _, id := range s.liveTrades { // complete as of the last full scan, see checkDesk
-		if t := d.Trades[id]; t != nil && t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
-			s.failf(Liveness, "trade %s still allocating %s after its window", id, s.now.Sub(t.WindowEnds))
+	for _, lt := range s.liveTrades { // complete as of the last full scan, see checkDesk
+		if t := lt.t; t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
+			s.failf(Liveness, "trade %s still allocating %s after its window", lt.id, s.now.Sub(t.WindowEnds))
 			return
 		}
 	}

@@ -92,7 +92,7 @@ type Sim struct {
 	// liveTrades are the trades checkDesk watches between its full scans: every trade
 	// an accept made, until it is terminal. tradesStale asks for a full scan next (the
 	// desk was rebuilt by a recovery).
-	liveTrades  []string
+	liveTrades  []liveTrade
 	tradesStale bool
 	accepting   map[string]bool // checkDesk's scratch: trades whose accept waits
 	steps       uint64
