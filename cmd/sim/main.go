@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +25,9 @@ import (
 )
 
 func main() {
+	if strings.TrimSpace(os.Getenv("GOGC")) == "" { // an operator's GOGC wins
+		debug.SetGCPercent(sim.GCPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
