@@ -22,7 +22,8 @@ const (
 	InputTick InputKind = "tick"
 )
 
-// Input is one state-changing call as the ledger applied it: JSON-serializable, stamped
+// Input is one state-changing call as the ledger applied it: JSON-serializable, with a
+// compact binary journal form (AppendBinary, DecodeInput; ENCODING.md), stamped
 // with the time the ledger read from its clock, recorded after validation succeeded, in
 // apply order. Replaying the inputs in order into a fresh ledger built from the same
 // Config reaches the same state and Digest. Signatures are recorded for audit but not

@@ -1,0 +1,790 @@
+package ledgersim
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/deskco/rfqdesk/money"
+)
+
+// The binary journal form of an Input (ENCODING.md, "Journal records"). A ledger journal
+// record is either this form, whose first byte is InputBinaryVersion, or the JSON of the
+// Input written before it (first byte '{'); DecodeInput reads both.
+//
+// Primitives: uvarints and zig-zag varints (minimal: an overlong varint is refused), str
+// (uvarint length, then the bytes), time (varint seconds since the zero time, uvarint
+// nanoseconds; read back in UTC), dec (money's canonical binary form) and id (a string
+// that is one of the ledger's own ids goes in as its raw bytes). The decoder accepts only
+// the bytes the encoder writes, so a record it accepts re-encodes to the same bytes.
+
+// InputBinaryVersion is the version of the binary Input encoding and the first byte of
+// every record in it. It is below 0x20 and not JSON whitespace, so it never starts a
+// JSON record.
+const InputBinaryVersion byte = 1
+
+// ErrInputRecord matches every error DecodeInput returns for a record it cannot read.
+var ErrInputRecord = errors.New("ledgersim: malformed input record")
+
+// maxRecordSeconds bounds a decoded time: seconds since the zero time (year 1) up to
+// about year 34,800, beyond any time a ledger stamps.
+const maxRecordSeconds = 1 << 40
+
+// inputKinds numbers the input kinds in the binary form (index + 1; 0: the kind as text).
+var inputKinds = [...]InputKind{InputOnboard, InputCompleteOnboarding, InputAllocateInternal,
+	InputPrepare, InputExecute, InputSubmit, InputDelist, InputTick}
+
+// The optional fields of an Input, one bit each in the record's field mask, in
+// declaration order. A string field is present when non-empty, a slice or pointer when
+// non-nil.
+const (
+	inHint = 1 << iota
+	inPublicKey
+	inPartyID
+	inSignatures
+	inActAs
+	inCommandID
+	inCommand
+	inPreparedID
+	inHash
+	inSignature
+	inInstrument
+	inUpdateID
+	inAllFields = 1<<iota - 1
+)
+
+// The commands of a CommandEnvelope, one bit each in the envelope's mask, in
+// declaration order.
+const (
+	envAllocate = 1 << iota
+	envCancelAllocation
+	envWithdrawAllocation
+	envSettle
+	envTransfer
+	envAcceptTransfer
+	envRejectTransfer
+	envWithdrawTransfer
+	envCreatePreapproval
+	envAllFields = 1<<iota - 1
+)
+
+// Forms of an id: any string as text, or one of the ledger's own ids as its raw bytes.
+const (
+	idFormText     = 0 // str
+	idFormContract = 1 // "00" + 64 lower-case hex: 32 bytes
+	idFormUpdate   = 2 // "1220" + 64 lower-case hex: 32 bytes
+	idFormParty    = 3 // <hint> + "::1220" + 64 lower-case hex: str hint, 32 bytes
+	idFormPrepared = 4 // "prep-" + 32 lower-case hex: 16 bytes
+)
+
+// AppendBinary appends the binary journal form of the input to b (first byte
+// InputBinaryVersion). Every field is kept: nil and empty slices apart, a nil Command
+// apart from an empty envelope, times to the nanosecond. It fails for a time before year
+// 1 or after maxRecordSeconds, and for an amount that is not a finite number.
+func (in *Input) AppendBinary(b []byte) ([]byte, error) {
+	e := inputEncoder{b: append(slices.Grow(b, in.sizeHint()), InputBinaryVersion)}
+	kind := 0
+	for i, k := range inputKinds {
+		if in.Kind == k {
+			kind = i + 1
+			break
+		}
+	}
+	e.uvarint(uint64(kind))
+	if kind == 0 {
+		e.str(string(in.Kind))
+	}
+	e.time(in.At)
+	var mask uint64
+	set := func(bit uint64, ok bool) {
+		if ok {
+			mask |= bit
+		}
+	}
+	set(inHint, in.Hint != "")
+	set(inPublicKey, in.PublicKey != nil)
+	set(inPartyID, in.PartyID != "")
+	set(inSignatures, in.Signatures != nil)
+	set(inActAs, in.ActAs != "")
+	set(inCommandID, in.CommandID != "")
+	set(inCommand, in.Command != nil)
+	set(inPreparedID, in.PreparedID != "")
+	set(inHash, in.Hash != nil)
+	set(inSignature, in.Signature != nil)
+	set(inInstrument, in.Instrument != "")
+	set(inUpdateID, in.UpdateID != "")
+	e.uvarint(mask)
+	if mask&inHint != 0 {
+		e.str(in.Hint)
+	}
+	if mask&inPublicKey != 0 {
+		e.str(string(in.PublicKey))
+	}
+	if mask&inPartyID != 0 {
+		e.id(in.PartyID)
+	}
+	if mask&inSignatures != 0 {
+		e.uvarint(uint64(len(in.Signatures)))
+		for _, s := range in.Signatures {
+			e.optBytes(s)
+		}
+	}
+	if mask&inActAs != 0 {
+		e.id(in.ActAs)
+	}
+	if mask&inCommandID != 0 {
+		e.str(in.CommandID)
+	}
+	if mask&inCommand != 0 {
+		e.envelope(in.Command)
+	}
+	if mask&inPreparedID != 0 {
+		e.id(in.PreparedID)
+	}
+	if mask&inHash != 0 {
+		e.str(string(in.Hash))
+	}
+	if mask&inSignature != 0 {
+		e.str(string(in.Signature))
+	}
+	if mask&inInstrument != 0 {
+		e.str(in.Instrument)
+	}
+	if mask&inUpdateID != 0 {
+		e.id(in.UpdateID)
+	}
+	if e.err != nil {
+		return b, fmt.Errorf("ledgersim: encode %s input: %w", in.Kind, e.err)
+	}
+	return e.b, nil
+}
+
+// sizeHint bounds the length of the input's binary form from above (ids shrink, every
+// length and count takes at most a few bytes), so that AppendBinary grows its buffer at
+// most once.
+func (in *Input) sizeHint() int {
+	n := 40 + len(in.Kind) + len(in.Hint) + len(in.PublicKey) + len(in.PartyID) + len(in.ActAs) +
+		len(in.CommandID) + len(in.PreparedID) + len(in.Hash) + len(in.Signature) + len(in.Instrument) + len(in.UpdateID)
+	for _, s := range in.Signatures {
+		n += len(s) + 4
+	}
+	if c := in.Command; c != nil {
+		n += 120 // the mask, the ids' form bytes, lengths, sides, amounts and times
+		if a := c.Allocate; a != nil {
+			n += len(a.Settlement.Executor) + len(a.Settlement.ID) + len(a.LegID) + len(a.Instrument)
+		}
+		if s := c.Settle; s != nil {
+			n += len(s.Settlement.Executor) + len(s.Settlement.ID)
+			for _, l := range s.Legs {
+				n += 32 + len(l.Sender) + len(l.Receiver) + len(l.Instrument)
+			}
+			for _, a := range s.Allocations {
+				n += 4 + len(a)
+			}
+		}
+		if t := c.Transfer; t != nil {
+			n += len(t.Receiver) + len(t.Instrument) + len(t.Reason)
+		}
+		if x := c.CancelAllocation; x != nil {
+			n += len(x.Allocation)
+		}
+		if x := c.WithdrawAllocation; x != nil {
+			n += len(x.Allocation)
+		}
+		if x := c.AcceptTransfer; x != nil {
+			n += len(x.Instruction)
+		}
+		if x := c.RejectTransfer; x != nil {
+			n += len(x.Instruction)
+		}
+		if x := c.WithdrawTransfer; x != nil {
+			n += len(x.Instruction)
+		}
+		if x := c.CreatePreapproval; x != nil {
+			n += len(x.Receiver)
+		}
+	}
+	return n
+}
+
+// DecodeInput reads one ledger journal record: the binary form (first byte
+// InputBinaryVersion) or the JSON form journals held before it. Every error matches
+// ErrInputRecord. Decoding never panics, and allocates in proportion to the record's
+// length whatever its bytes claim.
+func DecodeInput(rec []byte) (Input, error) {
+	var in Input
+	if len(rec) == 0 {
+		return in, fmt.Errorf("%w: empty record", ErrInputRecord)
+	}
+	switch c := rec[0]; {
+	case c == InputBinaryVersion:
+		err := in.decodeBinary(rec)
+		return in, err
+	case c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r':
+		return in, fmt.Errorf("%w: binary version %d, this build reads %d", ErrInputRecord, c, InputBinaryVersion)
+	}
+	return decodeJSONInput(rec)
+}
+
+// decodeJSONInput reads the JSON form (apart, so that DecodeInput's Input stays on the
+// stack for the binary form).
+func decodeJSONInput(rec []byte) (Input, error) {
+	var in Input
+	if err := json.Unmarshal(rec, &in); err != nil {
+		return Input{}, fmt.Errorf("%w: JSON: %w", ErrInputRecord, err)
+	}
+	return in, nil
+}
+
+func (in *Input) decodeBinary(rec []byte) error {
+	d := inputDecoder{b: rec, off: 1}
+	if kind := d.uvarint(); kind == 0 {
+		k := d.str()
+		for _, known := range inputKinds {
+			if InputKind(k) == known {
+				d.fail("the known kind %q written as text", k)
+			}
+		}
+		in.Kind = InputKind(k)
+	} else if kind <= uint64(len(inputKinds)) {
+		in.Kind = inputKinds[kind-1]
+	} else {
+		d.fail("unknown input kind %d", kind)
+	}
+	in.At = d.time()
+	mask := d.uvarint()
+	if mask&^inAllFields != 0 {
+		d.fail("unknown fields %#x", mask&^inAllFields)
+	}
+	if mask&inHint != 0 {
+		in.Hint = d.nonEmptyStr()
+	}
+	if mask&inPublicKey != 0 {
+		in.PublicKey = d.bytes()
+	}
+	if mask&inPartyID != 0 {
+		in.PartyID = d.nonEmptyID()
+	}
+	if mask&inSignatures != 0 {
+		n := d.count()
+		in.Signatures = make([][]byte, n)
+		for i := range in.Signatures {
+			in.Signatures[i] = d.optBytes()
+		}
+	}
+	if mask&inActAs != 0 {
+		in.ActAs = d.nonEmptyID()
+	}
+	if mask&inCommandID != 0 {
+		in.CommandID = d.nonEmptyStr()
+	}
+	if mask&inCommand != 0 {
+		in.Command = d.envelope()
+	}
+	if mask&inPreparedID != 0 {
+		in.PreparedID = d.nonEmptyID()
+	}
+	if mask&inHash != 0 {
+		in.Hash = d.bytes()
+	}
+	if mask&inSignature != 0 {
+		in.Signature = d.bytes()
+	}
+	if mask&inInstrument != 0 {
+		in.Instrument = d.nonEmptyStr()
+	}
+	if mask&inUpdateID != 0 {
+		in.UpdateID = d.nonEmptyID()
+	}
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("%d bytes after the input", len(d.b)-d.off)
+	}
+	if d.err != nil {
+		*in = Input{}
+		return d.err
+	}
+	return nil
+}
+
+// inputEncoder appends the primitives of the binary Input form; the first error sticks.
+type inputEncoder struct {
+	b   []byte
+	err error
+}
+
+func (e *inputEncoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+
+func (e *inputEncoder) str(s string) {
+	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+// optBytes writes a byte slice that may be nil: its length + 1, or 0 for nil.
+func (e *inputEncoder) optBytes(p []byte) {
+	if p == nil {
+		e.b = append(e.b, 0)
+		return
+	}
+	e.b = binary.AppendUvarint(e.b, uint64(len(p))+1)
+	e.b = append(e.b, p...)
+}
+
+// zeroTimeUnix is time.Time{}.Unix(): times are written as seconds since the zero time,
+// so the zero time is two zero bytes.
+const zeroTimeUnix = -62135596800
+
+func (e *inputEncoder) time(t time.Time) {
+	sec := t.Unix() - zeroTimeUnix
+	if (sec < 0 || sec > maxRecordSeconds) && e.err == nil {
+		e.err = fmt.Errorf("time %s out of range", t)
+	}
+	e.b = binary.AppendVarint(e.b, sec)
+	e.b = binary.AppendUvarint(e.b, uint64(t.Nanosecond()))
+}
+
+func (e *inputEncoder) dec(d money.Decimal) {
+	var err error
+	if e.b, err = d.AppendBinary(e.b); err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// idForm classifies s by shape: the form it would be written in if its hex digits are
+// lower-case hex, where they start and (party ids) where its hint ends.
+func idForm(s string) (form byte, hexAt, hintEnd int) {
+	switch {
+	case len(s) == 66 && s[:2] == "00":
+		return idFormContract, 2, 0
+	case len(s) == 68 && s[:4] == "1220":
+		return idFormUpdate, 4, 0
+	case len(s) == 37 && s[:5] == "prep-":
+		return idFormPrepared, 5, 0
+	case len(s) >= 70 && s[len(s)-70:len(s)-64] == "::1220":
+		return idFormParty, len(s) - 64, len(s) - 70
+	}
+	return idFormText, 0, 0
+}
+
+// id writes a string that is often one of the ledger's ids (parties, contracts,
+// updates, prepared transactions) in half its length when it is: the form byte, then
+// (party ids) the hint and the raw bytes of the hex digits; else as text.
+func (e *inputEncoder) id(s string) {
+	form, at, hintEnd := idForm(s)
+	if form != idFormText {
+		start := len(e.b)
+		e.b = append(e.b, form)
+		if form == idFormParty {
+			e.str(s[:hintEnd])
+		}
+		var bad byte
+		for i := at; i < len(s); i += 2 {
+			hi, lo := hexVal[s[i]], hexVal[s[i+1]]
+			bad |= hi | lo
+			e.b = append(e.b, hi<<4|lo)
+		}
+		if bad <= 15 {
+			return
+		}
+		e.b = e.b[:start] // not lower-case hex after all
+	}
+	e.b = append(e.b, idFormText)
+	e.str(s)
+}
+
+// isID reports whether s would be written in a compact form.
+func isID(s string) bool {
+	form, at, _ := idForm(s)
+	if form == idFormText {
+		return false
+	}
+	for i := at; i < len(s); i++ {
+		if hexVal[s[i]] > 15 {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *inputEncoder) ids(ss []string) {
+	e.optLen(len(ss), ss == nil)
+	for _, s := range ss {
+		e.id(s)
+	}
+}
+
+// optLen writes a slice's length + 1, or 0 for a nil slice.
+func (e *inputEncoder) optLen(n int, isNil bool) {
+	if isNil {
+		e.b = append(e.b, 0)
+		return
+	}
+	e.b = binary.AppendUvarint(e.b, uint64(n)+1)
+}
+
+func (e *inputEncoder) ref(r SettlementRef) {
+	e.id(r.Executor)
+	e.str(r.ID)
+}
+
+// envelope writes a command envelope: the mask of the commands it holds, then each.
+func (e *inputEncoder) envelope(c *CommandEnvelope) {
+	var mask uint64
+	set := func(bit uint64, ok bool) {
+		if ok {
+			mask |= bit
+		}
+	}
+	set(envAllocate, c.Allocate != nil)
+	set(envCancelAllocation, c.CancelAllocation != nil)
+	set(envWithdrawAllocation, c.WithdrawAllocation != nil)
+	set(envSettle, c.Settle != nil)
+	set(envTransfer, c.Transfer != nil)
+	set(envAcceptTransfer, c.AcceptTransfer != nil)
+	set(envRejectTransfer, c.RejectTransfer != nil)
+	set(envWithdrawTransfer, c.WithdrawTransfer != nil)
+	set(envCreatePreapproval, c.CreatePreapproval != nil)
+	e.uvarint(mask)
+	if a := c.Allocate; a != nil {
+		e.ref(a.Settlement)
+		e.str(a.LegID)
+		e.b = append(e.b, byte(a.Side))
+		e.str(a.Instrument)
+		e.dec(a.Amount)
+		e.time(a.AllocateBefore)
+		e.time(a.SettleBefore)
+	}
+	if a := c.CancelAllocation; a != nil {
+		e.id(a.Allocation)
+	}
+	if a := c.WithdrawAllocation; a != nil {
+		e.id(a.Allocation)
+	}
+	if s := c.Settle; s != nil {
+		e.ref(s.Settlement)
+		e.optLen(len(s.Legs), s.Legs == nil)
+		for _, l := range s.Legs {
+			e.id(l.Sender)
+			e.id(l.Receiver)
+			e.str(l.Instrument)
+			e.dec(l.Amount)
+		}
+		e.ids(s.Allocations)
+	}
+	if t := c.Transfer; t != nil {
+		e.id(t.Receiver)
+		e.str(t.Instrument)
+		e.dec(t.Amount)
+		e.time(t.ExecuteBefore)
+		e.str(t.Reason)
+	}
+	if t := c.AcceptTransfer; t != nil {
+		e.id(t.Instruction)
+	}
+	if t := c.RejectTransfer; t != nil {
+		e.id(t.Instruction)
+	}
+	if t := c.WithdrawTransfer; t != nil {
+		e.id(t.Instruction)
+	}
+	if p := c.CreatePreapproval; p != nil {
+		e.id(p.Receiver)
+	}
+}
+
+// inputDecoder reads what inputEncoder writes. The first error sticks, and every read
+// after it returns a zero value. Lengths are checked against the bytes left before
+// anything is allocated.
+type inputDecoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *inputDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: at byte %d: %s", ErrInputRecord, d.off, fmt.Sprintf(format, args...))
+	}
+	d.off = len(d.b)
+}
+
+// uvarintLen is the length of v's minimal uvarint encoding.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+func (d *inputDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 || n != uvarintLen(v) {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *inputDecoder) varint() int64 {
+	u := d.uvarint() // the zig-zag form, minimal as an unsigned varint
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *inputDecoder) u8() byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.off >= len(d.b) {
+		d.fail("unexpected end")
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+// raw returns the next n bytes, without copying.
+func (d *inputDecoder) raw(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail("%d bytes announced, %d left", n, len(d.b)-d.off)
+		return nil
+	}
+	p := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return p
+}
+
+func (d *inputDecoder) str() string { return string(d.raw(d.uvarint())) }
+
+// nonEmptyStr reads a string whose field-mask bit says it is not empty.
+func (d *inputDecoder) nonEmptyStr() string {
+	s := d.str()
+	if s == "" {
+		d.fail("an empty string marked present")
+	}
+	return s
+}
+
+// bytes reads a non-nil byte slice (a copy).
+func (d *inputDecoder) bytes() []byte {
+	p := d.raw(d.uvarint())
+	if d.err != nil {
+		return nil
+	}
+	return append([]byte{}, p...)
+}
+
+// optBytes reads a byte slice that may be nil (length + 1, 0 for nil).
+func (d *inputDecoder) optBytes() []byte {
+	n := d.uvarint()
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	p := d.raw(n - 1)
+	if d.err != nil {
+		return nil
+	}
+	return append([]byte{}, p...)
+}
+
+// count reads an element count; every element takes at least one byte, so the count is
+// bounded by the bytes left.
+func (d *inputDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off) {
+		d.fail("%d elements announced, %d bytes left", n, len(d.b)-d.off)
+		return 0
+	}
+	return int(n)
+}
+
+// optCount reads a slice length written by optLen; isNil for 0.
+func (d *inputDecoder) optCount() (n int, isNil bool) {
+	v := d.uvarint()
+	if v == 0 || d.err != nil {
+		return 0, true
+	}
+	if v-1 > uint64(len(d.b)-d.off) {
+		d.fail("%d elements announced, %d bytes left", v-1, len(d.b)-d.off)
+		return 0, true
+	}
+	return int(v - 1), false
+}
+
+func (d *inputDecoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if d.err != nil {
+		return time.Time{}
+	}
+	if sec < 0 || sec > maxRecordSeconds || nsec >= 1e9 {
+		d.fail("time out of range")
+		return time.Time{}
+	}
+	if sec == 0 && nsec == 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec+zeroTimeUnix, int64(nsec)).UTC()
+}
+
+func (d *inputDecoder) dec() money.Decimal {
+	if d.err != nil {
+		return money.Decimal{}
+	}
+	v, n, err := money.DecodeBinary(d.b[d.off:])
+	if err != nil {
+		d.fail("%v", err)
+		return money.Decimal{}
+	}
+	d.off += n
+	return v
+}
+
+func (d *inputDecoder) id() string {
+	form := d.u8()
+	var hint, prefix string
+	size := 32
+	switch form {
+	case idFormText:
+		s := d.str()
+		if isID(s) && d.err == nil {
+			d.fail("id %q written as text", s)
+		}
+		return s
+	case idFormContract:
+		prefix = "00"
+	case idFormUpdate:
+		prefix = "1220"
+	case idFormPrepared:
+		prefix, size = "prep-", 16
+	case idFormParty:
+		hint, prefix = d.str(), "::1220"
+	default:
+		d.fail("unknown id form %d", form)
+		return ""
+	}
+	p := d.raw(uint64(size))
+	if d.err != nil {
+		return ""
+	}
+	var buf [128]byte // the id is built here, and copied once into its string
+	b := buf[:0]
+	if n := len(hint) + len(prefix) + 2*size; n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	b = append(append(b, hint...), prefix...)
+	return string(hex.AppendEncode(b, p))
+}
+
+// nonEmptyID reads an id whose field-mask bit says it is not empty.
+func (d *inputDecoder) nonEmptyID() string {
+	s := d.id()
+	if s == "" {
+		d.fail("an empty id marked present")
+	}
+	return s
+}
+
+func (d *inputDecoder) ids() []string {
+	n, isNil := d.optCount()
+	if isNil {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.id()
+	}
+	return out
+}
+
+func (d *inputDecoder) ref() SettlementRef {
+	return SettlementRef{Executor: d.id(), ID: d.str()}
+}
+
+func (d *inputDecoder) envelope() *CommandEnvelope {
+	mask := d.uvarint()
+	if mask&^envAllFields != 0 {
+		d.fail("unknown commands %#x", mask&^envAllFields)
+		return nil
+	}
+	// The common case, one command, takes one allocation for the envelope and the command.
+	switch mask {
+	case envAllocate:
+		return envelope(d.allocate(), false)
+	case envCancelAllocation:
+		return envelope(CancelAllocation{Allocation: d.id()}, false)
+	case envWithdrawAllocation:
+		return envelope(WithdrawAllocation{Allocation: d.id()}, false)
+	case envSettle:
+		return envelope(d.settle(), false)
+	case envTransfer:
+		return envelope(d.transfer(), false)
+	case envAcceptTransfer:
+		return envelope(AcceptTransfer{Instruction: d.id()}, false)
+	case envRejectTransfer:
+		return envelope(RejectTransfer{Instruction: d.id()}, false)
+	case envWithdrawTransfer:
+		return envelope(WithdrawTransfer{Instruction: d.id()}, false)
+	case envCreatePreapproval:
+		return envelope(CreatePreapproval{Receiver: d.id()}, false)
+	}
+	c := &CommandEnvelope{}
+	if mask&envAllocate != 0 {
+		a := d.allocate()
+		c.Allocate = &a
+	}
+	if mask&envCancelAllocation != 0 {
+		c.CancelAllocation = &CancelAllocation{Allocation: d.id()}
+	}
+	if mask&envWithdrawAllocation != 0 {
+		c.WithdrawAllocation = &WithdrawAllocation{Allocation: d.id()}
+	}
+	if mask&envSettle != 0 {
+		s := d.settle()
+		c.Settle = &s
+	}
+	if mask&envTransfer != 0 {
+		t := d.transfer()
+		c.Transfer = &t
+	}
+	if mask&envAcceptTransfer != 0 {
+		c.AcceptTransfer = &AcceptTransfer{Instruction: d.id()}
+	}
+	if mask&envRejectTransfer != 0 {
+		c.RejectTransfer = &RejectTransfer{Instruction: d.id()}
+	}
+	if mask&envWithdrawTransfer != 0 {
+		c.WithdrawTransfer = &WithdrawTransfer{Instruction: d.id()}
+	}
+	if mask&envCreatePreapproval != 0 {
+		c.CreatePreapproval = &CreatePreapproval{Receiver: d.id()}
+	}
+	return c
+}
+
+func (d *inputDecoder) allocate() Allocate {
+	return Allocate{Settlement: d.ref(), LegID: d.str(), Side: Side(d.u8()), Instrument: d.str(),
+		Amount: d.dec(), AllocateBefore: d.time(), SettleBefore: d.time()}
+}
+
+func (d *inputDecoder) settle() Settle {
+	s := Settle{Settlement: d.ref()}
+	if n, isNil := d.optCount(); !isNil {
+		s.Legs = make([]Leg, n)
+		for i := range s.Legs {
+			s.Legs[i] = Leg{Sender: d.id(), Receiver: d.id(), Instrument: d.str(), Amount: d.dec()}
+		}
+	}
+	s.Allocations = d.ids()
+	return s
+}
+
+func (d *inputDecoder) transfer() Transfer {
+	return Transfer{Receiver: d.id(), Instrument: d.str(), Amount: d.dec(), ExecuteBefore: d.time(), Reason: d.str()}
+}
