@@ -407,10 +407,10 @@ func (s *Sim) checkDesk() {
 	// trades an accept made are watched on their own, and every fullTradeScanEvery desk
 	// steps all of them are: a trade that appeared some other way is caught by that scan.
 	s.deskSteps++
-	// Between full scans a watched trade is looked up (an accept undone drops it), and its
-	// RFQ and quote are read through the pointers the desk's maps held when the trade was
-	// found; a full scan looks every one up again, so an RFQ or quote the desk dropped or
-	// replaced is noticed within fullTradeScanEvery steps.
+	// Between full scans a watched trade, its RFQ and its quote are read through the
+	// pointers the desk's maps held when the trade was found, and looked up again only
+	// before a failure is reported; a full scan looks every one up, so an entity the desk
+	// dropped or replaced is noticed within fullTradeScanEvery steps.
 	watched := s.liveTrades
 	if s.tradesStale || s.deskSteps%fullTradeScanEvery == 0 {
 		s.tradesStale = false
@@ -426,38 +426,29 @@ func (s *Sim) checkDesk() {
 	// an earlier one was dropped (rewriting pointers costs write barriers).
 	live := watched[:0]
 	for i, lt := range watched {
-		id, t := lt.id, lt.t
-		if cur := d.Trades[id]; cur != t { // an accept undone drops its trade
+		if !lt.inFlight() {
+			continue
+		}
+		if problem := s.tradeProblem(lt); problem != "" {
+			// Confirm against the maps before failing: an accept undone drops its trade
+			// and frees its RFQ, which only a lookup tells.
+			cur := d.Trades[lt.id]
 			if cur == nil {
 				continue
 			}
-			lt = liveTrade{id: id, t: cur, r: d.RFQs[cur.RFQ], q: d.Quotes[cur.Quote]}
-			t = cur
-		}
-		if t.State != machine.TradeAllocating && t.State != machine.TradeSettling {
-			continue
+			lt = liveTrade{id: lt.id, t: cur, r: d.RFQs[cur.RFQ], q: d.Quotes[cur.Quote]}
+			if !lt.inFlight() {
+				continue
+			}
+			if problem = s.tradeProblem(lt); problem != "" {
+				s.failf(Safety, "%s", problem)
+				return
+			}
 		}
 		if len(live) != i || lt != watched[i] {
 			live = append(live, lt)
 		} else {
 			live = live[:i+1]
-		}
-		if r := lt.r; r == nil || r.SettlingTrade != id || r.State != machine.RFQOpen {
-			s.failf(Safety, "trade %s settles on RFQ %s which does not name it", id, t.RFQ)
-			return
-		}
-		q := lt.q
-		if len(s.accepting) > 0 && s.accepting[id] {
-			// The quote is locked only once the taker's prepares are back; a replacement or
-			// expiry in between makes the accept fail then.
-			if q == nil || q.State != machine.QuoteLive {
-				s.cov.hit(covAcceptRacesReplacement)
-			}
-			continue
-		}
-		if q == nil || q.State != machine.QuoteSettling {
-			s.failf(Safety, "trade %s (%s) settles on quote %s which is not settling (%+v)", id, t.State, t.Quote, q)
-			return
 		}
 	}
 	s.liveTrades = live
@@ -467,7 +458,7 @@ func (s *Sim) checkDesk() {
 	// (a read walks every retained RFQ), and the takers' own reads are
 	// checked as they happen.
 	if s.deskSteps%readCheckEvery != 0 {
-		if s.steps%128 == 0 {
+		if s.steps%overdueCheckEvery == 0 {
 			s.checkOverdue()
 		}
 		return
@@ -498,7 +489,7 @@ func (s *Sim) checkDesk() {
 		}
 	}
 	// Every deadline fires on time (a desk never sweeps; a Tick must come).
-	if s.steps%128 == 0 {
+	if s.steps%overdueCheckEvery == 0 {
 		s.checkOverdue()
 	}
 }
@@ -540,6 +531,32 @@ type liveTrade struct {
 	q  *machine.Quote
 }
 
+// inFlight reports whether the trade is allocating or settling.
+func (lt liveTrade) inFlight() bool {
+	return lt.t.State == machine.TradeAllocating || lt.t.State == machine.TradeSettling
+}
+
+// tradeProblem says how a trade in flight breaks the settlement invariants, or "": its RFQ
+// is open and names it, and its quote is settling (or, while the accept waits on the
+// taker's prepares, still live; a replacement or expiry then makes the accept fail).
+func (s *Sim) tradeProblem(lt liveTrade) string {
+	t := lt.t
+	if r := lt.r; r == nil || r.SettlingTrade != lt.id || r.State != machine.RFQOpen {
+		return fmt.Sprintf("trade %s settles on RFQ %s which does not name it", lt.id, t.RFQ)
+	}
+	q := lt.q
+	if len(s.accepting) > 0 && s.accepting[lt.id] {
+		if q == nil || q.State != machine.QuoteLive {
+			s.cov.hit(covAcceptRacesReplacement)
+		}
+		return ""
+	}
+	if q == nil || q.State != machine.QuoteSettling {
+		return fmt.Sprintf("trade %s (%s) settles on quote %s which is not settling (%+v)", lt.id, t.State, t.Quote, q)
+	}
+	return ""
+}
+
 // watching reports whether checkDesk already watches trade id.
 func (s *Sim) watching(id string) bool {
 	for _, lt := range s.liveTrades {
@@ -556,7 +573,12 @@ const readCheckEvery = 128
 
 // fullTradeScanEvery is how many desk-changing steps pass between checkDesk's walks over
 // every trade the desk keeps (between them it walks the trades accepts made).
-const fullTradeScanEvery = 256
+const fullTradeScanEvery = 1024
+
+// overdueCheckEvery is how many steps pass between checkOverdue's walks over every
+// retained entity (about three simulated seconds in the standard scenario, next to the
+// five seconds of overdueSlack; an overdue entity stays overdue, so it is caught anyway).
+const overdueCheckEvery = 512
 
 // checkAnchors: a quote about to be shown to its taker has every allocation on the ledger.
 func (s *Sim) checkAnchors(quoteID string, cids []string) {
