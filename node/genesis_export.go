@@ -37,7 +37,30 @@ func EncodeLedgerInput(in ledgersim.Input) ([]byte, error) {
 	return rec, nil
 }
 
-// DecodeLedgerInput reads one ledger journal record after genesis.
+// DecodeLedgerInput reads one ledger journal record after genesis, in either form: the
+// binary one or the JSON that earlier builds wrote (ledgersim.DecodeInput).
 func DecodeLedgerInput(raw []byte) (ledgersim.Input, error) {
 	return decodeLedgerInput(raw)
+}
+
+// LedgerRecordJSON renders any ledger journal record as JSON, for traces and tools that
+// show records as text: a JSON record (the genesis, or an input an earlier build wrote)
+// as it is, a binary input record as the JSON of its Input, which DecodeLedgerInput reads
+// back to the same input (JSON omits empty byte slices, which the ledger never records).
+func LedgerRecordJSON(raw []byte) (json.RawMessage, error) {
+	if len(raw) > 0 && raw[0] != ledgersim.InputBinaryVersion {
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("ledger record: neither JSON nor binary (first byte %#x)", raw[0])
+		}
+		return raw, nil
+	}
+	in, err := decodeLedgerInput(raw)
+	if err != nil {
+		return nil, fmt.Errorf("ledger record: %w", err)
+	}
+	js, err := json.Marshal(&in)
+	if err != nil {
+		return nil, fmt.Errorf("ledger record as JSON: %w", err)
+	}
+	return js, nil
 }

@@ -332,10 +332,10 @@ func (n *Node) replayLedger() error {
 	return nil
 }
 
+// decodeLedgerInput reads a ledger journal record after genesis, in either form
+// (ledgersim.DecodeInput: binary, or the JSON that earlier builds wrote).
 func decodeLedgerInput(raw []byte) (ledgersim.Input, error) {
-	var in ledgersim.Input
-	err := json.Unmarshal(raw, &in)
-	return in, err
+	return ledgersim.DecodeInput(raw)
 }
 
 // recordLedger journals one ledger input; it runs under the ledger's lock, in apply order.
