@@ -117,6 +117,10 @@ type Stats struct {
 	HeldOutputs   atomic.Int64
 	PanicsHandled atomic.Uint64
 	Checkpoints   atomic.Uint64
+	// CheckpointNanos is the loop's time spent taking checkpoints (nothing else runs on
+	// it meanwhile), and CheckpointMaxNanos the longest one: the pause a request may meet.
+	CheckpointNanos    atomic.Uint64
+	CheckpointMaxNanos atomic.Uint64
 }
 
 // request is one thing a transport asks of the loop.
@@ -404,10 +408,23 @@ func (l *Loop) checkpointInterval() int {
 	return max(l.cfg.CheckpointEvery, l.checkpointBytes/l.cfg.CheckpointBytesPerInput)
 }
 
-// checkpoint journals the desk's digest and hands the same state to the snapshotter.
+// checkpoint journals the desk's digest and hands the same state to the snapshotter. The
+// state is encoded on the loop (nothing may change it meanwhile) while another goroutine
+// hashes the pieces already encoded, so the loop pauses for about the encoding rather than
+// the encoding and then the hash.
 func (l *Loop) checkpoint() {
 	l.sinceCheckpoint = 0
-	state, err := l.cfg.Desk.EncodeSnapshot()
+	start := time.Now()
+	defer func() {
+		took := uint64(time.Since(start))
+		l.stats.CheckpointNanos.Add(took)
+		if took > l.stats.CheckpointMaxNanos.Load() { // only the loop goroutine writes it
+			l.stats.CheckpointMaxNanos.Store(took)
+		}
+	}()
+	w := newHashingBuffer(max(l.checkpointBytes+l.checkpointBytes/8, 1<<16))
+	err := l.cfg.Desk.WriteSnapshot(w)
+	state, sum := w.finish()
 	if err != nil {
 		l.cfg.Logger.Error("encode desk state for a checkpoint", "err", err)
 		return
@@ -423,8 +440,54 @@ func (l *Loop) checkpoint() {
 			l.cfg.Snapshot(seq, state)
 		}()
 	}
-	sum := sha256.Sum256(state) // = Desk.Digest, without encoding the state twice
+	// sum = Desk.Digest, without encoding the state twice
 	l.applyWith(machine.Checkpoint{Digest: hex.EncodeToString(sum[:])}, nil, nil)
+}
+
+// hashingBuffer collects an encoding written in pieces and hashes each piece on its own
+// goroutine as it arrives. A piece handed over is a full slice of the buffer that later
+// writes never touch (they append past it, or into a new array once it grows), so the
+// hasher reads it without a copy or a lock.
+type hashingBuffer struct {
+	buf    []byte
+	pieces chan []byte
+	sum    chan [32]byte
+}
+
+// hashingPiecesQueued bounds the pieces waiting for the hasher (slice headers only: the
+// bytes are the buffer's).
+const hashingPiecesQueued = 1024
+
+func newHashingBuffer(sizeHint int) *hashingBuffer {
+	b := &hashingBuffer{
+		buf:    make([]byte, 0, sizeHint),
+		pieces: make(chan []byte, hashingPiecesQueued),
+		sum:    make(chan [32]byte, 1),
+	}
+	go func() {
+		h := sha256.New()
+		for p := range b.pieces {
+			h.Write(p)
+		}
+		var sum [32]byte
+		h.Sum(sum[:0])
+		b.sum <- sum
+	}()
+	return b
+}
+
+// Write appends p and hands the appended piece to the hasher.
+func (b *hashingBuffer) Write(p []byte) (int, error) {
+	start := len(b.buf)
+	b.buf = append(b.buf, p...)
+	b.pieces <- b.buf[start:len(b.buf):len(b.buf)]
+	return len(p), nil
+}
+
+// finish ends the encoding: the whole of it and its SHA-256, once the hasher caught up.
+func (b *hashingBuffer) finish() ([]byte, [32]byte) {
+	close(b.pieces)
+	return b.buf, <-b.sum
 }
 
 // safeApply applies an input, turning a panic (a bug) into an internal-error reply for the

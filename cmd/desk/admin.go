@@ -59,6 +59,12 @@ func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
 	fmt.Fprintf(w, "desk_loop_held_outputs %d\n", s.HeldOutputs.Load())
 	metric("desk_loop_panics_total", "counter", "Inputs whose application panicked (bugs).")
 	fmt.Fprintf(w, "desk_loop_panics_total %d\n", s.PanicsHandled.Load())
+	metric("desk_loop_checkpoints_total", "counter", "Checkpoints taken (the state encoded and hashed on the loop).")
+	fmt.Fprintf(w, "desk_loop_checkpoints_total %d\n", s.Checkpoints.Load())
+	metric("desk_loop_checkpoint_seconds_total", "counter", "Time the loop spent taking checkpoints.")
+	fmt.Fprintf(w, "desk_loop_checkpoint_seconds_total %g\n", time.Duration(s.CheckpointNanos.Load()).Seconds())
+	metric("desk_loop_checkpoint_seconds_max", "gauge", "The longest checkpoint: the longest pause of the loop.")
+	fmt.Fprintf(w, "desk_loop_checkpoint_seconds_max %g\n", time.Duration(s.CheckpointMaxNanos.Load()).Seconds())
 
 	metric("desk_ledger_calls_total", "counter", "Ledger calls completed.")
 	fmt.Fprintf(w, "desk_ledger_calls_total %d\n", s.LedgerCalls.Load())
