@@ -27,10 +27,11 @@ func EncodeLedgerGenesis(spec LedgerSpec) ([]byte, error) {
 	return rec, nil
 }
 
-// EncodeLedgerInput renders one ledger input as the process's recorder journals it (the
-// form ReplayLedger reads).
+// EncodeLedgerInput renders one ledger input as the process's recorder journals it: its
+// binary form (ledgersim.Input.AppendBinary), which ReplayLedger reads. LedgerRecordJSON
+// shows it as JSON.
 func EncodeLedgerInput(in ledgersim.Input) ([]byte, error) {
-	rec, err := json.Marshal(in)
+	rec, err := in.AppendBinary(nil)
 	if err != nil {
 		return nil, fmt.Errorf("encode ledger input: %w", err)
 	}

@@ -31,6 +31,11 @@ func TestLedgerJournalMixedForms(t *testing.T) {
 	if len(recs) != 13 {
 		t.Fatalf("%d records, want genesis and 12 inputs", len(recs))
 	}
+	for i, rec := range recs[1:] {
+		if rec[0] != ledgersim.InputBinaryVersion {
+			t.Fatalf("record %d is not in the binary form: %q", i+2, rec)
+		}
+	}
 	mixed := journal.NewMemLog(true)
 	for i, rec := range recs {
 		if i > 0 {

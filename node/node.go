@@ -338,12 +338,13 @@ func decodeLedgerInput(raw []byte) (ledgersim.Input, error) {
 	return ledgersim.DecodeInput(raw)
 }
 
-// recordLedger journals one ledger input; it runs under the ledger's lock, in apply order.
+// recordLedger journals one ledger input in its binary form (ledgersim.Input.AppendBinary);
+// it runs under the ledger's lock, in apply order.
 func (n *Node) recordLedger(in ledgersim.Input) {
 	if n.ledgerLog == nil {
 		return
 	}
-	rec, err := json.Marshal(in)
+	rec, err := in.AppendBinary(nil)
 	if err != nil {
 		n.log.Error("encode ledger input", "err", err)
 		return

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/node"
 )
 
 // TraceVersion is the version of the trace format (TRACE.md).
@@ -81,16 +82,23 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 	if seq, data, ok, lerr := s.ledLog.LoadSnapshot(); lerr == nil && ok && s.ledLog.FirstSeq() > 1 {
 		put(traceLine{Type: "ledger-snapshot", Seq: seq, Data: data})
 	}
-	copyLog := func(typ string, read func(func(uint64, []byte) error) error) {
+	copyLog := func(typ string, asJSON func([]byte) (json.RawMessage, error), read func(func(uint64, []byte) error) error) {
 		if rerr := read(func(seq uint64, rec []byte) error {
-			put(traceLine{Type: typ, Seq: seq, Record: json.RawMessage(append([]byte(nil), rec...))})
+			js, jerr := asJSON(rec)
+			if jerr != nil {
+				return fmt.Errorf("%s record %d: %w", typ, seq, jerr)
+			}
+			put(traceLine{Type: typ, Seq: seq, Record: js})
 			return err
 		}); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
-	copyLog("desk", func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) })
-	copyLog("ledger", func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(s.ledLog.FirstSeq(), fn) })
+	copyLog("desk", func(rec []byte) (json.RawMessage, error) { return append(json.RawMessage(nil), rec...), nil },
+		func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) })
+	// Ledger input records are binary in the journal; the trace shows them as JSON.
+	copyLog("ledger", node.LedgerRecordJSON,
+		func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(s.ledLog.FirstSeq(), fn) })
 	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
 		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq()}})
 	if err == nil {

@@ -224,9 +224,10 @@ func describe(rec []byte) string {
 	return fmt.Sprintf("%s, seq %d, at %s", env.Input.Kind(), env.Seq, env.At.UTC().Format(time.RFC3339Nano))
 }
 
-// firstDifference compares two journals record by record, from the first record both
-// still hold, and returns the first sequence number whose records differ (or that only one
-// has), 0 when they are identical.
+// firstDifference compares two ledger journals record by record, from the first record
+// both still hold, and returns the first sequence number whose records differ (or that
+// only one has), 0 when they are identical; the same input in its binary and its JSON form
+// does not differ.
 func firstDifference(a, b journal.Log) (uint64, []byte, []byte, error) {
 	var errA, errB error
 	from := max(a.FirstSeq(), b.FirstSeq())
@@ -247,8 +248,24 @@ func firstDifference(a, b journal.Log) (uint64, []byte, []byte, error) {
 			return seqB, nil, recB, nil
 		case !okB:
 			return seqA, recA, nil, nil
-		case !bytes.Equal(recA, recB):
+		case !sameLedgerRecord(recA, recB):
 			return seqA, recA, recB, nil
 		}
 	}
+}
+
+// sameLedgerRecord reports whether two ledger records are equal bytes or hold the same
+// input in different forms (a simulator trace shows binary input records as JSON).
+func sameLedgerRecord(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ia, errA := node.DecodeLedgerInput(a)
+	ib, errB := node.DecodeLedgerInput(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	ba, errA := ia.AppendBinary(nil)
+	bb, errB := ib.AppendBinary(nil)
+	return errA == nil && errB == nil && bytes.Equal(ba, bb)
 }

@@ -585,7 +585,11 @@ func writeSimTrace(t *testing.T, r recorded, from uint64) string {
 		put(map[string]any{"type": "desk", "seq": from + uint64(i), "record": json.RawMessage(rec)})
 	}
 	for i, rec := range ledger {
-		put(map[string]any{"type": "ledger", "seq": i + 1, "record": json.RawMessage(rec)})
+		js, err := node.LedgerRecordJSON(rec) // binary input records show as JSON, as sim/trace.go writes them
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(map[string]any{"type": "ledger", "seq": i + 1, "record": js})
 	}
 	put(map[string]any{"type": "end", "end": map[string]any{"steps": 99, "deskDigest": r.deskDigest, "ledgerDigest": r.ledgerDigest,
 		"deskLastSeq": r.deskLast, "ledgerLastSeq": r.ledgerLast}})

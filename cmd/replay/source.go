@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/node"
 )
 
 // source is a desk journal and a ledger journal to replay, from a data directory or a
@@ -190,10 +191,8 @@ func ledgerAtTimeOf(desk, ledger journal.Log) func(uint64) (uint64, error) {
 		from := max(2, ledger.FirstSeq())
 		last := from - 1
 		err = ledger.ReadFrom(from, func(seq uint64, rec []byte) error {
-			var in struct {
-				At time.Time `json:"at"`
-			}
-			if err := json.Unmarshal(rec, &in); err != nil {
+			in, err := node.DecodeLedgerInput(rec) // binary, or JSON from an earlier build
+			if err != nil {
 				return fmt.Errorf("ledger record %d: %w", seq, err)
 			}
 			if in.At.After(at) {
