@@ -38,10 +38,10 @@ var regressionTraces = []regressionTrace{
 		return simKnobs(2, 2*time.Minute, 3, 2, 0.3, "mild", 0, 0)
 	}},
 	{name: "harsh-crashes-pruned.jsonl", ledgerSnapshot: true, knobs: func() sim.Knobs {
-		return simKnobs(3, 90*time.Second, 3, 2, 0.3, "harsh", 0.003, 500)
+		return simKnobs(6, 90*time.Second, 3, 2, 0.3, "harsh", 0.003, 500)
 	}},
 	{name: "seed1-mild-standard-trimmed.jsonl", knobs: func() sim.Knobs {
-		return simKnobs(1, time.Minute, 8, 3, 1, "mild", 0, 0)
+		return simKnobs(1, 40*time.Second, 8, 3, 1, "mild", 0, 0)
 	}},
 }
 
