@@ -289,7 +289,9 @@ func (a *actor) wake() {
 	if a.rng.IntN(6) == 0 {
 		a.pollPending()
 	}
-	if a.role == roleMaker && a.rng.IntN(15) == 0 {
+	// A maker on a stream polls its incoming RFQs only now and then, as a fallback (about
+	// every 80 simulated seconds).
+	if a.role == roleMaker && a.rng.IntN(40) == 0 {
 		a.pollIncomingRFQs()
 	}
 }
