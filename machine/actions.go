@@ -90,6 +90,7 @@ func (a *applier) finishAction(x *Action, t Trigger) {
 	if !until.After(a.d.Now) {
 		until = a.d.Now.Add(time.Minute)
 	}
+	until = housekeepingAt(until)
 	a.d.DoneActions[x.ID] = &DoneAction{ID: x.ID, Party: x.Party, Outcome: x.State, Until: until}
 	a.at(until, DLDoneAction, x.ID)
 	a.emit(x.Party, EvSignCompleted, ActionIDPayload{ActionID: x.ID})

@@ -50,3 +50,21 @@ func TestDeadlineHeapLayoutIsContainerHeaps(t *testing.T) {
 		}
 	})
 }
+
+// TestHousekeepingAtRoundsUpToTheSecond: forgetting deadlines move to the next whole
+// second (never earlier), so those due within one second share a Tick.
+func TestHousekeepingAtRoundsUpToTheSecond(t *testing.T) {
+	base := time.Date(2026, 11, 22, 10, 0, 7, 0, time.UTC)
+	for _, c := range []struct {
+		in, want time.Time
+	}{
+		{base, base},
+		{base.Add(time.Nanosecond), base.Add(time.Second)},
+		{base.Add(999 * time.Millisecond), base.Add(time.Second)},
+		{base.Add(-time.Nanosecond), base},
+	} {
+		if got := housekeepingAt(c.in); !got.Equal(c.want) {
+			t.Errorf("housekeepingAt(%s) = %s, want %s", c.in.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), c.want.Format(time.RFC3339Nano))
+		}
+	}
+}

@@ -131,7 +131,7 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 	default:
 		// An input kind this desk does not know (a newer journal); it changes nothing.
 	}
-	out.NextDeadline = d.Deadlines.next()
+	out.NextDeadline = d.nextDeadline()
 }
 
 // Command_ is implemented by every API command input. The underscore keeps the name apart
@@ -342,6 +342,53 @@ func (q *deadlineQueue) next() time.Time {
 		return time.Time{}
 	}
 	return q.Items[0].At
+}
+
+// nextDeadline is when the desk next wants a Tick. A deadline is never removed early, but
+// one that is spent (its handler would do nothing, now or later: see spent) is dropped
+// when it reaches the front, so that it asks for no Tick of its own.
+func (d *Desk) nextDeadline() time.Time {
+	for len(d.Deadlines.Items) > 0 && d.spent(d.Deadlines.Items[0]) {
+		d.Deadlines.pop()
+	}
+	return d.Deadlines.next()
+}
+
+// spent reports whether a deadline's handler would do nothing whenever it fired: its
+// entity is gone for good or in a final state (ids are never reused and final states
+// have no way out). Each case is the part of its handler's own check that cannot change.
+func (d *Desk) spent(dl Deadline) bool {
+	switch dl.Kind {
+	case DLAction: // expireAction: an action that left the queue
+		_, ok := d.Actions[dl.ID]
+		return !ok
+	case DLQuoteValid: // quoteValidUntil acts on a funding or live quote only
+		q, ok := d.Quotes[dl.ID]
+		return !ok || (q.State != QuoteFunding && q.State != QuoteLive && q.State != QuoteSettling)
+	case DLRFQDeadline: // rfqDeadline acts on an open RFQ only
+		r, ok := d.RFQs[dl.ID]
+		return !ok || r.State != RFQOpen
+	case DLTradeWindow: // tradeWindowClosed acts on an allocating trade only
+		t, ok := d.Trades[dl.ID]
+		return !ok || t.State == TradeSettled || t.State == TradeFailed
+	case DLChallenge: // expireChallenge: a challenge already consumed
+		_, ok := d.Challenges[dl.ID]
+		return !ok
+	case DLExecuteWait: // executeWaitOver: a POST /tx/execute already answered
+		held, ok := d.Held[dl.Seq]
+		return !ok || held.Kind != contExecute
+	}
+	return false
+}
+
+// housekeepingAt rounds the time of a deadline that only forgets something (a finished
+// action, a closed RFQ after its readability period) up to a whole second, so that all
+// those due within one second fire in one Tick rather than one Tick each.
+func housekeepingAt(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); r.Before(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }
 
 // at schedules a deadline.

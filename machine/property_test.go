@@ -186,6 +186,7 @@ func (m *propModel) check(t *rapid.T) {
 	h, d := m.h, m.h.d
 	m.collectQuotes()
 	checkRFQIndex(t, d)
+	checkSpentDeadlines(t, d)
 	// Every reply has a valid status, and a refusal says why.
 	for seq := uint64(m.seen + 1); seq <= h.seq; seq++ {
 		r, ok := h.replies[seq]
@@ -344,6 +345,39 @@ func checkRFQIndex(t interface{ Fatalf(string, ...any) }, d *Desk) {
 			if got[id] != r {
 				t.Fatalf("RFQ index of %s misses %s", party, id)
 			}
+		}
+	}
+}
+
+// checkSpentDeadlines: the front of the deadline queue is never spent (nextDeadline drops
+// those), and a spent deadline anywhere in the queue is one whose firing changes nothing:
+// fired on a copy of the desk at its time, it leaves the digest as it was and says nothing.
+func checkSpentDeadlines(t interface{ Fatalf(string, ...any) }, d *Desk) {
+	if len(d.Deadlines.Items) > 0 && d.spent(d.Deadlines.Items[0]) {
+		t.Fatalf("the front deadline %+v is spent but was kept", d.Deadlines.Items[0])
+	}
+	state, err := d.EncodeSnapshot()
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	fired := 0
+	for _, dl := range d.Deadlines.Items {
+		if !d.spent(dl) || fired == 8 {
+			continue
+		}
+		fired++
+		cp, err := decodeSnapshot(state)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if dl.At.After(cp.Now) {
+			cp.Now = dl.At
+		}
+		before, _ := cp.Digest()
+		var out Outputs
+		(&applier{d: cp, out: &out}).fire(dl)
+		if after, _ := cp.Digest(); after != before || len(out.Replies)+len(out.Events)+len(out.Calls)+len(out.Closes) > 0 {
+			t.Fatalf("spent deadline %+v changed the desk (%v) or said something (%+v)", dl, after != before, out)
 		}
 	}
 }

@@ -149,7 +149,7 @@ func (a *applier) rfqAudience(r *RFQ) []string {
 // closeRFQ stamps the closing time and keeps the RFQ readable for the retention period.
 func (a *applier) closeRFQ(r *RFQ) {
 	r.ClosedAt = a.d.Now
-	a.at(a.d.Now.Add(a.d.Cfg.ClosedRetention), DLRFQRetention, r.ID)
+	a.at(housekeepingAt(a.d.Now.Add(a.d.Cfg.ClosedRetention)), DLRFQRetention, r.ID)
 }
 
 // rfqDeadline expires an open RFQ whose deadline passed with no trade. With a settlement

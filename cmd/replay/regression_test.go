@@ -41,7 +41,7 @@ var regressionTraces = []regressionTrace{
 		return simKnobs(6, 90*time.Second, 3, 2, 0.3, "harsh", 0.003, 500)
 	}},
 	{name: "seed1-mild-standard-trimmed.jsonl", knobs: func() sim.Knobs {
-		return simKnobs(1, 42*time.Second, 8, 3, 1, "mild", 0, 0)
+		return simKnobs(1, 48*time.Second, 8, 3, 1, "mild", 0, 0)
 	}},
 }
 
