@@ -37,10 +37,16 @@ func (d *Desk) partyByHint(hint string) (*Party, bool) {
 	return p, ok
 }
 
-// hintOf returns the hint of a party id, or the id itself for a party the desk does not know.
+// hintOf returns the hint of a party id: the registered one for a party the desk knows,
+// otherwise the part of the id before "::".
 func (d *Desk) hintOf(partyID string) string {
 	if p, ok := d.Parties[partyID]; ok {
 		return p.Hint
+	}
+	// A party the desk does not know (the faucet's reservoir, another operator's party):
+	// its hint is the part of the party id before "::".
+	if hint, _, ok := strings.Cut(partyID, "::"); ok && hint != "" {
+		return hint
 	}
 	return partyID
 }
