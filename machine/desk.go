@@ -1,7 +1,10 @@
 package machine
 
 import (
+	"cmp"
 	"fmt"
+	"math/bits"
+	"slices"
 	"sort"
 	"time"
 )
@@ -115,6 +118,7 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 		d.Now = env.At
 	}
 	a := &applier{d: d, out: out, seq: env.Seq, quiet: quiet}
+	addedBefore := d.Deadlines.Next
 	switch in := env.Input.(type) {
 	case Tick:
 		a.tick()
@@ -130,6 +134,9 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 		a.command(in)
 	default:
 		// An input kind this desk does not know (a newer journal); it changes nothing.
+	}
+	if d.compactDue(addedBefore) {
+		d.compactDeadlines()
 	}
 	out.NextDeadline = d.nextDeadline()
 }
@@ -379,6 +386,44 @@ func (d *Desk) spent(dl Deadline) bool {
 		return !ok || held.Kind != contExecute
 	}
 	return false
+}
+
+// compactDeadlinesFrom is the smallest period of compactDue.
+const compactDeadlinesFrom = 1024
+
+// compactDue reports whether the input just applied, which found addedBefore deadlines
+// ever added, should end with a rebuild of the queue without its spent deadlines, so that
+// deadlines whose entities ended long before they are due (an executed action's expiry, a
+// lost quote's validity) do not fill the state; between rebuilds they go only when they
+// reach the front (nextDeadline). A rebuild is due each time the count of deadlines ever
+// added (Deadlines.Next, part of the state) passes a multiple of the period: the queue's
+// length rounded up to a power of two, at least compactDeadlinesFrom. So a rebuild, a pass
+// and a sort of the queue, comes once per about as many adds as the queue holds, and the
+// queue holds at most about twice what is not spent.
+func (d *Desk) compactDue(addedBefore uint64) bool {
+	period := uint64(max(compactDeadlinesFrom, len(d.Deadlines.Items)))
+	period = 1 << bits.Len64(period-1) // rounded up to a power of two
+	return d.Deadlines.Next/period > addedBefore/period
+}
+
+// compactDeadlines drops every spent deadline and lays the rest out sorted by (At, Order),
+// which is a valid heap and pops in the same order.
+func (d *Desk) compactDeadlines() {
+	q := &d.Deadlines
+	kept := q.Items[:0]
+	for _, dl := range q.Items {
+		if !d.spent(dl) {
+			kept = append(kept, dl)
+		}
+	}
+	clear(q.Items[len(kept):]) // no references left behind the new end
+	slices.SortFunc(kept, func(a, b Deadline) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Order, b.Order)
+	})
+	q.Items = kept
 }
 
 // housekeepingAt rounds the time of a deadline that only forgets something (a finished
