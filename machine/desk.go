@@ -1,10 +1,8 @@
 package machine
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
-	"slices"
 	"sort"
 	"time"
 )
@@ -316,24 +314,29 @@ func (q *deadlineQueue) add(at time.Time, kind DeadlineKind, id string, seq uint
 func (q *deadlineQueue) pop() Deadline {
 	n := len(q.Items) - 1
 	q.Items[0], q.Items[n] = q.Items[n], q.Items[0]
-	for i := 0; ; {
+	q.down(0, n)
+	last := q.Items[n]
+	q.Items = q.Items[:n]
+	return last
+}
+
+// down sifts item i down within the first n items (container/heap's down).
+func (q *deadlineQueue) down(i, n int) {
+	for {
 		j1 := 2*i + 1
 		if j1 >= n || j1 < 0 {
-			break
+			return
 		}
 		j := j1
 		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
 			j = j2
 		}
 		if !q.less(j, i) {
-			break
+			return
 		}
 		q.Items[i], q.Items[j] = q.Items[j], q.Items[i]
 		i = j
 	}
-	last := q.Items[n]
-	q.Items = q.Items[:n]
-	return last
 }
 
 // popDue removes and returns the earliest deadline at or before now.
@@ -406,8 +409,9 @@ func (d *Desk) compactDue(addedBefore uint64) bool {
 	return d.Deadlines.Next/period > addedBefore/period
 }
 
-// compactDeadlines drops every spent deadline and lays the rest out sorted by (At, Order),
-// which is a valid heap and pops in the same order.
+// compactDeadlines drops every spent deadline and makes a heap of the rest again
+// (container/heap's Init: linear), which pops in the same order, (At, Order) being a
+// total order.
 func (d *Desk) compactDeadlines() {
 	q := &d.Deadlines
 	kept := q.Items[:0]
@@ -417,13 +421,10 @@ func (d *Desk) compactDeadlines() {
 		}
 	}
 	clear(q.Items[len(kept):]) // no references left behind the new end
-	slices.SortFunc(kept, func(a, b Deadline) int {
-		if c := a.At.Compare(b.At); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Order, b.Order)
-	})
 	q.Items = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		q.down(i, len(kept))
+	}
 }
 
 // housekeepingAt rounds the time of a deadline that only forgets something (a finished
