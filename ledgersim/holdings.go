@@ -255,6 +255,57 @@ func (c *cursor) next() *Holding {
 	}
 }
 
+// smallestCovering returns the holding of at least amount that no live prepared
+// transaction chose (refs) and that comes last in selection order among those: the
+// smallest single holding that covers amount, or nil. It is what walking the cursor until
+// the holdings fall below amount finds, at the cost of a binary search and a look at the
+// few holdings just above amount: a party that received thousands of holdings larger
+// than what it spends no longer pays a walk over all of them. The tail is sorted first, as
+// the cursor sorts it.
+func (s *holdingSet) smallestCovering(amount money.Decimal, refs map[string]int) *Holding {
+	slices.SortFunc(s.tail, storageCmp)
+	key := amountKey(amount)
+	covers := func(e hEntry) bool {
+		if e.key != noKey && key != noKey {
+			return e.key >= key
+		}
+		return e.h.Amount.Cmp(amount) >= 0
+	}
+	// The array ascends in amount from index 0 (selection order runs from its end), so
+	// the covering holdings are a suffix, and the first free one in it is the last in
+	// selection order.
+	lo, hi := 0, len(s.hs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if covers(s.hs[m]) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	var best *hEntry
+	for i := lo; i < len(s.hs); i++ {
+		if refs[s.hs[i].h.CID] == 0 {
+			best = &s.hs[i]
+			break
+		}
+	}
+	// The tail is sorted the same way: its first free covering entry is its last in
+	// selection order. Of the two candidates the later in selection order wins.
+	for i := range s.tail {
+		if e := &s.tail[i]; covers(*e) && refs[e.h.CID] == 0 {
+			if best == nil || best.before(*e) {
+				best = e
+			}
+			break
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.h
+}
+
 // holdings returns every holding of the set, array then tail (read-only).
 func (s *holdingSet) holdings() []*Holding {
 	out := make([]*Holding, 0, s.size())
@@ -277,16 +328,7 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s holds no free %s (needs %s)", owner, instrument, amount)
 	}
 	// Smallest single unreferenced holding that covers the amount.
-	var best *Holding
-	for cur := s.cursor(); ; {
-		h := cur.next()
-		if h == nil || h.Amount.Cmp(amount) < 0 {
-			break
-		}
-		if st.refs[h.CID] == 0 {
-			best = h
-		}
-	}
+	best := s.smallestCovering(amount, st.refs)
 	out := st.plans.picked[:0] // kept by the one plan alive (plans.go)
 	defer func() { st.plans.picked = out[:0] }()
 	if best != nil {
