@@ -681,6 +681,12 @@ func (s *Sim) checkAcknowledged(pre *machine.Desk) {
 	}
 }
 
+// ledgerForgot reports whether the ledger has made more updates than it retains, so that
+// the oldest are gone from its update and command indexes.
+func (s *Sim) ledgerForgot() bool {
+	return s.ledger.L.Offset() > int64(s.ledger.L.Config().Limits.MaxRetainedUpdates)
+}
+
 // finalChecks is the end of the liveness phase: everything reached a terminal state.
 func (s *Sim) finalChecks() {
 	d := s.desk
@@ -700,7 +706,10 @@ func (s *Sim) finalChecks() {
 			s.failf(Liveness, "trade %s still %s at the end (window %s)", id, t.State, t.WindowEnds.Format(time.RFC3339))
 			return
 		case machine.TradeSettled:
-			if u, ok := s.ledger.L.CommandResult(id + ":settle"); !ok || u.UpdateID != t.UpdateID {
+			// The ledger keeps its latest MaxRetainedUpdates updates; once it has made more,
+			// an old trade's settle may be gone (tradeSettled checked it as it settled).
+			u, ok := s.ledger.L.CommandResult(id + ":settle")
+			if ok && u.UpdateID != t.UpdateID || !ok && !s.ledgerForgot() {
 				s.failf(Safety, "settled trade %s has no matching settle on the ledger", id)
 				return
 			}
