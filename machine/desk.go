@@ -372,7 +372,7 @@ func (d *Desk) spent(dl Deadline) bool {
 	case DLAction: // expireAction: an action that left the queue
 		_, ok := d.Actions[dl.ID]
 		return !ok
-	case DLQuoteValid: // quoteValidUntil acts on a funding or live quote only
+	case DLQuoteValid: // quoteValidUntil acts on a funding or live quote only (a settling one is kept)
 		q, ok := d.Quotes[dl.ID]
 		return !ok || (q.State != QuoteFunding && q.State != QuoteLive && q.State != QuoteSettling)
 	case DLRFQDeadline: // rfqDeadline acts on an open RFQ only
@@ -401,8 +401,8 @@ const compactDeadlinesFrom = 1024
 // reach the front (nextDeadline). A rebuild is due each time the count of deadlines ever
 // added (Deadlines.Next, part of the state) passes a multiple of the period: the queue's
 // length rounded up to a power of two, at least compactDeadlinesFrom. So a rebuild, a pass
-// and a sort of the queue, comes once per about as many adds as the queue holds, and the
-// queue holds at most about twice what is not spent.
+// and a heapify of the queue, comes once per about as many adds as the queue holds, and
+// the queue holds at most about twice what is not spent.
 func (d *Desk) compactDue(addedBefore uint64) bool {
 	period := uint64(max(compactDeadlinesFrom, len(d.Deadlines.Items)))
 	period = 1 << bits.Len64(period-1) // rounded up to a power of two
