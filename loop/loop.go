@@ -53,18 +53,21 @@ type Config struct {
 	// Chain keeps a running digest of every input record (see Loop.Chain); it costs an
 	// encoding of every input even without a journal.
 	Chain bool
-	// CheckpointEvery, when positive, makes the loop journal a machine.Checkpoint with the
-	// desk's digest every that many inputs, and hand the same state to Snapshot.
+	// CheckpointEvery, when positive, makes the loop checkpoint the desk every that many
+	// inputs: journal the digest of its state and hand the same state to Snapshot. The
+	// first checkpoint after Start is taken on the loop (a machine.Checkpoint); the others
+	// by a follower desk on a goroutine of its own (a machine.CheckpointMark, and later the
+	// machine.CheckpointDigest it answered), so the loop does not pause for them.
 	CheckpointEvery int
 	// CheckpointBytesPerInput, when positive, stretches that interval for a large state:
 	// the next checkpoint waits at least the last one's state size over this many inputs,
-	// so that checkpoints (an encoding and a hash of the whole state on the loop's
-	// goroutine, and the same again when a replay verifies them) cost a bounded amount per
-	// input however many finished trades and RFQs the desk keeps.
+	// so that checkpoints (an encoding and a hash of the whole state, and the same again
+	// when a replay verifies them) cost a bounded amount per input however many finished
+	// trades and RFQs the desk keeps.
 	CheckpointBytesPerInput int
 	// Snapshot, if set, saves the desk state (machine.Desk.EncodeSnapshot, which
-	// machine.Restore reads) as of input seq. It is called on a
-	// goroutine of its own, one at a time; a snapshot due while one is running is skipped.
+	// machine.Restore reads) as of input seq. It is called on a goroutine of its own, one
+	// at a time; a snapshot due while one is running is skipped.
 	Snapshot func(seq uint64, state []byte)
 	// QueueSize bounds the requests waiting for the loop (default 4096).
 	QueueSize int
@@ -99,7 +102,10 @@ type Loop struct {
 	chain   [32]byte
 
 	sinceCheckpoint int
-	checkpointBytes int // the size of the last checkpoint's state
+	checkpointBytes int       // the size of the last checkpoint's state
+	fol             *follower // nil until the first checkpoint, or after it failed
+	markOut         uint64    // the outstanding CheckpointMark's sequence number, or 0
+	followerBytes   atomic.Int64
 	snapshotting    atomic.Bool
 
 	stats Stats
@@ -117,10 +123,19 @@ type Stats struct {
 	HeldOutputs   atomic.Int64
 	PanicsHandled atomic.Uint64
 	Checkpoints   atomic.Uint64
-	// CheckpointNanos is the loop's time spent taking checkpoints (nothing else runs on
-	// it meanwhile), and CheckpointMaxNanos the longest one: the pause a request may meet.
+	// CheckpointNanos is the loop's time spent taking checkpoints itself (the first after
+	// a start, or after the follower failed: nothing else runs on the loop meanwhile), and
+	// CheckpointMaxNanos the longest one, the pause a request may meet.
 	CheckpointNanos    atomic.Uint64
 	CheckpointMaxNanos atomic.Uint64
+	// FollowerNanos is the follower's time spent encoding and hashing checkpoints, beside
+	// the loop, and FollowerMaxNanos the longest one; FollowerFailures counts followers
+	// dropped after an error.
+	FollowerNanos    atomic.Uint64
+	FollowerMaxNanos atomic.Uint64
+	FollowerFailures atomic.Uint64
+	// MarkPending is 1 while a CheckpointMark waits for the follower's digest.
+	MarkPending atomic.Int64
 }
 
 // request is one thing a transport asks of the loop.
@@ -306,8 +321,12 @@ func (l *Loop) run() {
 			l.apply(machine.Tick{}, nil)
 		case seq := <-l.durable:
 			l.markDurable(seq)
+		case d := <-l.followerDigests():
+			l.followed(d)
 		case <-l.stop:
+			l.finishCheckpoints()
 			l.drain()
+			l.stopFollower()
 			return
 		}
 	}
@@ -359,7 +378,7 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	}
 	var rec []byte
 	var err error
-	if l.cfg.Journal != nil || l.cfg.Chain {
+	if l.cfg.Journal != nil || l.cfg.Chain || l.fol != nil {
 		rec, err = machine.EncodeEnvelope(env)
 	}
 	if err != nil {
@@ -392,9 +411,12 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	l.stats.Inputs.Add(1)
 	l.schedule(out.NextDeadline)
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
-	if _, isCheckpoint := in.(machine.Checkpoint); l.cfg.CheckpointEvery > 0 && !isCheckpoint {
+	if l.fol != nil {
+		l.fol.feed <- followItem{seq: seq, rec: rec}
+	}
+	if l.cfg.CheckpointEvery > 0 && !machine.IsCheckpoint(in) {
 		l.sinceCheckpoint++
-		if l.sinceCheckpoint >= l.checkpointInterval() {
+		if l.sinceCheckpoint >= l.checkpointInterval() && l.markOut == 0 {
 			l.checkpoint()
 		}
 	}
@@ -408,12 +430,47 @@ func (l *Loop) checkpointInterval() int {
 	return max(l.cfg.CheckpointEvery, l.checkpointBytes/l.cfg.CheckpointBytesPerInput)
 }
 
-// checkpoint journals the desk's digest and hands the same state to the snapshotter. The
-// state is encoded on the loop (nothing may change it meanwhile) while another goroutine
-// hashes the pieces already encoded, so the loop pauses for about the encoding rather than
-// the encoding and then the hash.
+// checkpoint asks the follower for a checkpoint with a mark or, without a follower, takes
+// it on the loop and seeds a follower with it.
 func (l *Loop) checkpoint() {
 	l.sinceCheckpoint = 0
+	if l.fol != nil {
+		mark := l.seq
+		l.applyWith(machine.CheckpointMark{}, nil, nil)
+		if l.seq > mark { // journaled and applied
+			l.markOut = mark
+			l.stats.MarkPending.Store(1)
+		}
+		return
+	}
+	l.checkpointHere(true)
+}
+
+// finishCheckpoints, as the loop stops, waits for the outstanding mark's digest and takes
+// one more checkpoint if one is due, so that a clean stop leaves the last state verified
+// (and, with a follower, snapshotted).
+func (l *Loop) finishCheckpoints() {
+	if l.fol != nil && l.markOut != 0 {
+		l.followed(<-l.fol.digests)
+	}
+	if l.cfg.CheckpointEvery > 0 && l.sinceCheckpoint > 0 && l.sinceCheckpoint >= l.checkpointInterval() {
+		if l.fol == nil {
+			l.sinceCheckpoint = 0
+			l.checkpointHere(false) // no follower to seed: the loop is stopping
+			return
+		}
+		l.checkpoint()
+		if l.markOut != 0 {
+			l.followed(<-l.fol.digests)
+		}
+	}
+}
+
+// checkpointHere journals the desk's digest and hands the same state to the snapshotter
+// and, if seed is set, to a new follower. The state is encoded on the loop (nothing may change it
+// meanwhile) while another goroutine hashes the pieces already encoded, so the loop pauses
+// for about the encoding rather than the encoding and then the hash.
+func (l *Loop) checkpointHere(seed bool) {
 	start := time.Now()
 	defer func() {
 		took := uint64(time.Since(start))
@@ -430,18 +487,32 @@ func (l *Loop) checkpoint() {
 		return
 	}
 	l.checkpointBytes = len(state)
+	l.followerBytes.Store(int64(len(state)))
 	l.stats.Checkpoints.Add(1)
 	seq := l.seq - 1
-	if l.cfg.Snapshot != nil && l.snapshotting.CompareAndSwap(false, true) {
-		l.workers.Add(1) // Stop waits for the save, so a closed journal never sees it
-		go func() {
-			defer l.workers.Done()
-			defer l.snapshotting.Store(false)
-			l.cfg.Snapshot(seq, state)
-		}()
+	l.saveSnapshot(seq, state)
+	// The follower starts from this state (it only reads it, as the snapshotter does) and
+	// applies every record from the checkpoint on.
+	if seed {
+		l.startFollower(seq, state)
 	}
 	// sum = Desk.Digest, without encoding the state twice
 	l.applyWith(machine.Checkpoint{Digest: hex.EncodeToString(sum[:])}, nil, nil)
+}
+
+// saveSnapshot hands the state after input seq to Config.Snapshot on a goroutine of its
+// own, unless a save is still running. It is called from the loop or the follower, both of
+// which stop before Stop waits for the workers.
+func (l *Loop) saveSnapshot(seq uint64, state []byte) {
+	if l.cfg.Snapshot == nil || !l.snapshotting.CompareAndSwap(false, true) {
+		return
+	}
+	l.workers.Add(1) // Stop waits for the save, so a closed journal never sees it
+	go func() {
+		defer l.workers.Done()
+		defer l.snapshotting.Store(false)
+		l.cfg.Snapshot(seq, state)
+	}()
 }
 
 // hashingBuffer collects an encoding written in pieces and hashes each piece on its own

@@ -31,6 +31,8 @@ var inputKinds = map[string]func() Input{
 	Withdraw{}.Kind():         func() Input { return &Withdraw{} },
 	FaucetDraw{}.Kind():       func() Input { return &FaucetDraw{} },
 	Checkpoint{}.Kind():       func() Input { return &Checkpoint{} },
+	CheckpointMark{}.Kind():   func() Input { return &CheckpointMark{} },
+	CheckpointDigest{}.Kind(): func() Input { return &CheckpointDigest{} },
 }
 
 // Journal records.
@@ -239,6 +241,10 @@ func deref(in Input) Input {
 	case *FaucetDraw:
 		return *v
 	case *Checkpoint:
+		return *v
+	case *CheckpointMark:
+		return *v
+	case *CheckpointDigest:
 		return *v
 	}
 	return in

@@ -98,6 +98,10 @@ func encodeInput(e *encoder, in Input) error {
 	case Checkpoint:
 		e.str(v.Digest)
 		e.str(v.Scheme)
+	case CheckpointMark:
+	case CheckpointDigest:
+		e.uvarint(v.Mark)
+		e.str(v.Digest)
 	default:
 		return fmt.Errorf("input kind %q has no binary encoding", in.Kind())
 	}
@@ -169,6 +173,10 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 		in = FaucetDraw{Req: Req{KeyHash: d.str()}}
 	case Checkpoint{}.Kind():
 		in = Checkpoint{Digest: d.str(), Scheme: d.str()}
+	case CheckpointMark{}.Kind():
+		in = CheckpointMark{}
+	case CheckpointDigest{}.Kind():
+		in = CheckpointDigest{Mark: d.uvarint(), Digest: d.str()}
 	default:
 		return nil, fmt.Errorf("unknown journal input kind %q", kind)
 	}

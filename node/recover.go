@@ -30,7 +30,9 @@ type Step struct {
 	Seq      uint64
 	Envelope machine.Envelope
 	Desk     *machine.Desk
-	// Verified is set on a checkpoint: whether the desk before it had the journaled digest.
+	// Checkpoint is set on a checkpoint that could be verified: an inline Checkpoint, or a
+	// CheckpointDigest whose mark this replay met. Verified says whether the desk before
+	// it (before the mark) had the journaled digest.
 	Checkpoint bool
 	Verified   bool
 }
@@ -73,30 +75,20 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 		for range batches { // let the reader finish before the log may be closed
 		}
 	}()
-	// A checkpoint's digest is of the state just before it: this goroutine encodes that
-	// state, and the digester hashes the encoding on a goroutine of its own, piece by piece
-	// while the rest is encoded. Without a callback nobody looks at a checkpoint's outcome
-	// before the end, so the hash also overlaps the inputs after it; with one, each step
-	// waits for its own checkpoint's verdict.
+	// A checkpoint's digest is of the state just before it (for a CheckpointDigest, just
+	// before the CheckpointMark it names): this goroutine encodes that state, and the
+	// digester hashes the encoding on a goroutine of its own, piece by piece while the rest
+	// is encoded. Without a callback nobody looks at an inline checkpoint's outcome before
+	// the end, so the hash also overlaps the inputs after it; with one, each step waits for
+	// its own checkpoint's verdict. A mark's digest is compared when its CheckpointDigest
+	// comes, usually a few inputs later.
 	var dg *digester
 	defer func() {
 		if dg != nil {
 			dg.close()
 		}
 	}()
-	var pending *pendingCheckpoint
-	settle := func() {
-		if pending == nil {
-			return
-		}
-		if hex.EncodeToString(dg.sum()) == pending.digest {
-			rec.Checkpoints++
-			pending.step.Verified = true
-		} else {
-			rec.DigestMismatch++
-		}
-		pending = nil
-	}
+	var ck replayCheckpoints
 	for batch := range batches {
 		for _, r := range batch {
 			if r.err != nil {
@@ -104,31 +96,43 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 			}
 			env := r.env
 			step := Step{Seq: r.seq, Envelope: env, Desk: desk}
-			if cp, ok := env.Input.(machine.Checkpoint); ok {
+			switch cp := env.Input.(type) {
+			case machine.Checkpoint:
 				step.Checkpoint = true
-				settle() // at most one digest is in flight
-				if cp.Scheme == "" {
-					if dg == nil {
-						dg = newDigester()
-					}
-					if err := dg.start(desk); err != nil {
-						return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
-					}
-					pending = &pendingCheckpoint{digest: cp.Digest, step: &step}
-					if each != nil {
-						settle()
-					}
-				} else {
+				if cp.Scheme != "" {
+					ck.settle(&rec)
 					verified, err := desk.VerifyCheckpoint(cp)
 					if err != nil {
 						return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
 					}
 					step.Verified = verified
-					if step.Verified {
-						rec.Checkpoints++
-					} else {
-						rec.DigestMismatch++
-					}
+					ck.count(&rec, verified)
+					break
+				}
+				if dg == nil {
+					dg = newDigester()
+				}
+				if err := ck.start(&rec, dg, desk, r.seq); err != nil {
+					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
+				}
+				ck.want, ck.step = cp.Digest, &step
+				if each != nil {
+					ck.settle(&rec)
+				}
+			case machine.CheckpointMark:
+				if dg == nil {
+					dg = newDigester()
+				}
+				if err := ck.start(&rec, dg, desk, r.seq); err != nil {
+					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
+				}
+			case machine.CheckpointDigest:
+				// A mark before the replay's first record (the snapshot it started from
+				// was taken between the two) cannot be verified here.
+				if ck.hashing && ck.before == cp.Mark && ck.step == nil {
+					step.Checkpoint = true
+					ck.want, ck.step = cp.Digest, &step
+					ck.settle(&rec)
 				}
 			}
 			machine.ApplyQuiet(desk, env) // the outputs of a replay go nowhere
@@ -138,15 +142,54 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 			}
 		}
 	}
-	settle()
+	ck.settle(&rec)
 	return desk, rec, nil
 }
 
-// pendingCheckpoint is a checkpoint whose digest is being hashed: the digest it carries and
-// the step that reports its verdict.
-type pendingCheckpoint struct {
-	digest string
-	step   *Step
+// replayCheckpoints follows the checkpoint digest a replay has in flight: the digest of
+// the state before record before, being hashed, and once its journaled value is known, that
+// value and the step that reports the verdict.
+type replayCheckpoints struct {
+	dg      *digester
+	hashing bool
+	before  uint64
+	want    string
+	step    *Step
+}
+
+// start digests the desk's state as it is before record seq, after collecting the digest in
+// flight (at most one is): a mark whose digest never came is dropped here.
+func (c *replayCheckpoints) start(rec *Recovery, dg *digester, desk *machine.Desk, seq uint64) error {
+	c.settle(rec)
+	c.dg = dg
+	if err := dg.start(desk); err != nil {
+		return err
+	}
+	c.hashing, c.before = true, seq
+	return nil
+}
+
+// settle waits for the digest in flight and, if its journaled value is known, compares
+// them, counts the verdict and reports it on the step.
+func (c *replayCheckpoints) settle(rec *Recovery) {
+	if !c.hashing {
+		return
+	}
+	sum := hex.EncodeToString(c.dg.sum())
+	if c.step != nil {
+		c.step.Verified = sum == c.want
+		c.count(rec, c.step.Verified)
+	}
+	c.hashing, c.want, c.step = false, "", nil
+}
+
+// count adds one checkpoint's verdict to the recovery's counters.
+func (c *replayCheckpoints) count(rec *Recovery, verified bool) {
+	if verified {
+		rec.Checkpoints++
+	} else {
+		rec.DigestMismatch++
+	}
 }
 
 // digester hashes a desk's snapshot encoding with SHA-256 on a goroutine of its own while

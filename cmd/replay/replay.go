@@ -24,8 +24,9 @@ type deskReplay struct {
 	Inputs      uint64
 	Checkpoints int
 	Mismatches  int
-	// FirstMismatch is the first checkpoint whose journaled digest differs from the
-	// replayed state's, and Journaled that digest.
+	// FirstMismatch is the first checkpoint (for a mark and its digest, the mark) whose
+	// journaled digest differs from the replayed state's just before it, and Journaled
+	// that digest.
 	FirstMismatch uint64
 	Journaled     string
 	Digest        string // hex digest of the final state
@@ -42,8 +43,12 @@ func replayDesk(log journal.Log, forceSnapshot bool, until uint64) (deskReplay, 
 		}
 		r.Last, r.LastAt, r.LastKind = s.Seq, s.Envelope.At, s.Envelope.Input.Kind()
 		if s.Checkpoint && !s.Verified && r.FirstMismatch == 0 {
-			r.FirstMismatch = s.Seq
-			r.Journaled = s.Envelope.Input.(machine.Checkpoint).Digest
+			switch cp := s.Envelope.Input.(type) {
+			case machine.Checkpoint:
+				r.FirstMismatch, r.Journaled = s.Seq, cp.Digest
+			case machine.CheckpointDigest: // of the state before its mark
+				r.FirstMismatch, r.Journaled = cp.Mark, cp.Digest
+			}
 		}
 		return until == 0 || s.Seq < until
 	})

@@ -28,7 +28,8 @@ import (
 type recorded struct {
 	dir string
 	// deskDigest is the live desk's digest after its last input: with CheckpointEvery 1 and
-	// a clock that does not move, the live loop journals it as its last record.
+	// a clock that does not move, the live loop's last records are a checkpoint mark and
+	// the digest its follower computed of the state before it.
 	deskDigest, ledgerDigest string
 	deskLast, ledgerLast     uint64
 }
@@ -110,9 +111,9 @@ func record(t *testing.T) (recorded, error) {
 	if err != nil {
 		return recorded{}, err
 	}
-	cp, ok := env.Input.(machine.Checkpoint)
+	cp, ok := env.Input.(machine.CheckpointDigest)
 	if !ok {
-		return recorded{}, fmt.Errorf("the last desk record is a %s, not a checkpoint", env.Input.Kind())
+		return recorded{}, fmt.Errorf("the last desk record is a %s, not a checkpoint digest", env.Input.Kind())
 	}
 	r.deskDigest = cp.Digest
 	r.ledgerLast = uint64(len(readAll(t, filepath.Join(dir, "ledger"))))
@@ -272,16 +273,18 @@ func TestReplayWhileOpen(t *testing.T) {
 func TestUntil(t *testing.T) {
 	r := desk(t)
 	recs := readAll(t, filepath.Join(r.dir, "desk"))
-	// Find an input followed by its checkpoint: the checkpoint holds the digest after it.
+	// Find a checkpoint digest in the second half: it holds the digest of the state before
+	// its mark, that is after the input just before the mark.
 	var until uint64
 	var want string
-	for i := len(recs) / 2; i+1 < len(recs); i++ {
-		a, _ := machine.DecodeEnvelope(recs[i])
-		b, _ := machine.DecodeEnvelope(recs[i+1])
-		cp, ok := b.Input.(machine.Checkpoint)
-		if _, isCP := a.Input.(machine.Checkpoint); ok && !isCP && a.At.Equal(b.At) {
-			until, want = uint64(i+1), cp.Digest
-			break
+	for i := len(recs) / 2; i < len(recs); i++ {
+		env, _ := machine.DecodeEnvelope(recs[i])
+		if cp, ok := env.Input.(machine.CheckpointDigest); ok {
+			before, _ := machine.DecodeEnvelope(recs[cp.Mark-2]) // record n is recs[n-1]
+			if !machine.IsCheckpoint(before.Input) {
+				until, want = cp.Mark-1, cp.Digest
+				break
+			}
 		}
 	}
 	if until == 0 {
@@ -326,17 +329,18 @@ func TestDump(t *testing.T) {
 
 func TestCheckpointMismatch(t *testing.T) {
 	r := desk(t)
-	var bad uint64
+	var bad, badMark uint64
 	dir := rewrite(t, r.dir, func(seq uint64, rec []byte) [][]byte {
 		env, err := machine.DecodeEnvelope(rec)
 		if err != nil || seq < r.deskLast/2 || bad != 0 {
 			return [][]byte{rec}
 		}
-		if _, ok := env.Input.(machine.Checkpoint); !ok {
+		cp, ok := env.Input.(machine.CheckpointDigest)
+		if !ok {
 			return [][]byte{rec}
 		}
-		bad = seq
-		env.Input = machine.Checkpoint{Digest: strings.Repeat("0", 64)}
+		bad, badMark = seq, cp.Mark
+		env.Input = machine.CheckpointDigest{Mark: cp.Mark, Digest: strings.Repeat("0", 64)}
 		out, err := machine.EncodeEnvelope(env)
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +351,7 @@ func TestCheckpointMismatch(t *testing.T) {
 	if code != exitMismatch {
 		t.Fatalf("exit %d, want %d\n%s", code, exitMismatch, out)
 	}
-	mustContain(t, out, fmt.Sprintf("FIRST MISMATCH at checkpoint seq %d", bad), "mismatched 1", "result: MISMATCH")
+	mustContain(t, out, fmt.Sprintf("FIRST MISMATCH at checkpoint seq %d", badMark), "mismatched 1", "result: MISMATCH")
 	// The state itself is the same: the checkpoint only carries a wrong digest.
 	if got := field(t, out, "desk digest"); got != r.deskDigest {
 		t.Errorf("digest %s, want %s", got, r.deskDigest)
@@ -359,7 +363,7 @@ func TestCheckpointMismatch(t *testing.T) {
 		t.Fatalf("-diff: exit %d\n%s", code, out)
 	}
 	mustContain(t, out, fmt.Sprintf("first difference at desk input %d: the records differ", bad),
-		"checkpoint, seq", "the states after it are equal")
+		"checkpoint.digest, seq", "the states after it are equal")
 }
 
 func TestDiff(t *testing.T) {
