@@ -41,6 +41,14 @@ func (l *Ledger) Snapshot() ([]byte, error) {
 	return b, err
 }
 
+// Exclusive runs fn while no call can change the ledger, and so while none is in its
+// Recorder: what fn changes is seen whole by every later Recorder call and by none before.
+func (l *Ledger) Exclusive(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fn()
+}
+
 // SnapshotWith is Snapshot that also calls mark (if not nil) under the same lock and
 // returns its result. The Recorder runs under that lock too, so mark sees exactly the
 // inputs the snapshot covers: a journal's last sequence number read by mark is the

@@ -118,17 +118,32 @@ func RecoverLedger(log journal.Log, genesis *ledgersim.Ledger) (*ledgersim.Ledge
 }
 
 // saveLedgerSnapshot snapshots the embedded ledger into its journal at the record the
-// snapshot covers, then prunes what no restart needs any more. The ledger's Recorder
-// appends under the ledger's lock, and SnapshotWith reads the journal's last sequence
-// number under that lock too, so the snapshot holds exactly the records up to it.
+// snapshot covers, then prunes what no restart needs any more. The snapshot is the ledger
+// follower's (ledger_follower.go); without one, or when it failed, it is taken from the live
+// ledger, which then seeds a new follower. The live ledger's Recorder appends under the
+// ledger's lock, and SnapshotWith reads the journal's last sequence number under that lock
+// too, so the snapshot holds exactly the records up to it.
 func (n *Node) saveLedgerSnapshot() {
 	if n.ledgerLog == nil {
 		return
 	}
-	state, seq, err := n.Ledger.L.SnapshotWith(n.ledgerLog.LastSeq)
-	if err != nil {
-		n.log.Error("snapshot the ledger", "err", err)
-		return
+	var state []byte
+	var seq uint64
+	fromFollower := false
+	if f := n.ledgerFollower.Load(); f != nil {
+		s := f.snapshot()
+		if s.err != nil {
+			n.LedgerSnapshots.FollowerFailures.Add(1)
+			n.log.Error("the ledger follower failed; this snapshot is taken from the ledger", "err", s.err)
+		}
+		state, seq, fromFollower = s.state, s.seq, s.err == nil
+	}
+	if !fromFollower {
+		var err error
+		if state, seq, err = n.liveLedgerSnapshot(); err != nil {
+			n.log.Error("snapshot the ledger", "err", err)
+			return
+		}
 	}
 	if seq <= n.ledgerSnapSeq.Load() {
 		return // nothing new since the last one
@@ -143,8 +158,49 @@ func (n *Node) saveLedgerSnapshot() {
 		return
 	}
 	n.ledgerSnapSeq.Store(seq)
+	if fromFollower {
+		n.LedgerSnapshots.FromFollower.Add(1)
+	} else {
+		n.LedgerSnapshots.FromLedger.Add(1)
+	}
+	n.LedgerSnapshots.LastSeq.Store(seq)
 	if err := n.ledgerLog.Prune(); err != nil {
 		n.log.Warn("prune the ledger journal", "err", err)
+	}
+}
+
+// liveLedgerSnapshot snapshots the live ledger (every call waits meanwhile) and seeds a
+// new follower with it, installed at the record the snapshot covers.
+func (n *Node) liveLedgerSnapshot() ([]byte, uint64, error) {
+	var f, old *ledgerFollower
+	state, seq, err := n.Ledger.L.SnapshotWith(func() uint64 {
+		seq := n.ledgerLog.LastSeq()
+		f = newLedgerFollower(n.Ledger.L.Config(), seq)
+		f.start()                      // it waits for its seed
+		old = n.ledgerFollower.Swap(f) // under the ledger's lock: no Recorder runs
+		return seq
+	})
+	if old != nil {
+		old.stop()
+	}
+	if err != nil {
+		n.replaceLedgerFollower(nil)
+		return nil, 0, err
+	}
+	f.seed <- state // it only reads it, as the snapshot's encoder does
+	return state, seq, nil
+}
+
+// replaceLedgerFollower installs f (nil: none) while no Recorder runs, and stops the
+// follower it replaces.
+func (n *Node) replaceLedgerFollower(f *ledgerFollower) {
+	if n.Ledger == nil {
+		return
+	}
+	var old *ledgerFollower
+	n.Ledger.L.Exclusive(func() { old = n.ledgerFollower.Swap(f) })
+	if old != nil {
+		old.stop()
 	}
 }
 

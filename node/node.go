@@ -111,6 +111,18 @@ type Node struct {
 	// is the record the newest ledger snapshot covers (ledger_snapshot.go).
 	ledgerSpec    LedgerSpec
 	ledgerSnapSeq atomic.Uint64
+	// ledgerFollower takes the ledger snapshots after the first (ledger_follower.go).
+	ledgerFollower atomic.Pointer[ledgerFollower]
+	// LedgerSnapshots counts the ledger snapshots saved, by where they were encoded.
+	LedgerSnapshots LedgerSnapshotStats
+}
+
+// LedgerSnapshotStats counts ledger snapshots: encoded from the live ledger (every ledger
+// call waits meanwhile) or from its follower (nothing waits), and the follower's failures.
+type LedgerSnapshotStats struct {
+	FromLedger, FromFollower, FollowerFailures atomic.Uint64
+	// LastSeq is the ledger journal record the newest snapshot covers.
+	LastSeq atomic.Uint64
 }
 
 // Recovery describes a start.
@@ -349,7 +361,12 @@ func (n *Node) recordLedger(in ledgersim.Input) {
 		n.log.Error("encode ledger input", "err", err)
 		return
 	}
-	n.lastLedger.Store(n.ledgerLog.AppendAsync(rec))
+	p := n.ledgerLog.AppendAsync(rec)
+	n.lastLedger.Store(p)
+	if f := n.ledgerFollower.Load(); f != nil {
+		seq, _ := p.Seqs()
+		f.feed <- ledgerFollowRecord{seq: seq, rec: rec}
+	}
 }
 
 // recoverDesk builds the desk: fresh (journaling its genesis), or from the newest
@@ -403,6 +420,7 @@ func (n *Node) saveSnapshot(seq uint64, state []byte) {
 // and closes the journals.
 func (n *Node) Close(ctx context.Context) error {
 	err := n.Loop.Stop(ctx)
+	n.replaceLedgerFollower(nil)
 	n.closeLogs()
 	return err
 }

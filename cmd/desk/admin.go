@@ -78,6 +78,11 @@ func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
 	fmt.Fprintf(w, "desk_ledger_failures_total %d\n", s.LedgerFails.Load())
 	metric("desk_ledger_call_seconds_total", "counter", "Time spent in ledger calls.")
 	fmt.Fprintf(w, "desk_ledger_call_seconds_total %g\n", time.Duration(s.LedgerNanos.Load()).Seconds())
+	metric("desk_ledger_snapshots_total", "counter", "Ledger snapshots saved, by where they were encoded: the live ledger (every ledger call waits) or its follower.")
+	fmt.Fprintf(w, "desk_ledger_snapshots_total{source=\"ledger\"} %d\n", n.LedgerSnapshots.FromLedger.Load())
+	fmt.Fprintf(w, "desk_ledger_snapshots_total{source=\"follower\"} %d\n", n.LedgerSnapshots.FromFollower.Load())
+	metric("desk_ledger_follower_failures_total", "counter", "Ledger followers that failed (bugs); each is replaced at the next snapshot.")
+	fmt.Fprintf(w, "desk_ledger_follower_failures_total %d\n", n.LedgerSnapshots.FollowerFailures.Load())
 	metric("desk_ledger_offset", "gauge", "The embedded ledger's offset.")
 	fmt.Fprintf(w, "desk_ledger_offset %d\n", n.Ledger.L.Offset())
 

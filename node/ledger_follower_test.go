@@ -1,0 +1,123 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+)
+
+// TestLedgerSnapshotsFromFollower: the first ledger snapshot is encoded from the live
+// ledger and seeds a follower; the next comes from the follower; a follower that failed is
+// replaced by the next snapshot, taken from the live ledger again; and a restart recovers,
+// from the newest (follower's) snapshot and the records after it, the ledger it left.
+func TestLedgerSnapshotsFromFollower(t *testing.T) {
+	cat := []machine.Instrument{
+		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1"), RegistryID: "cbtc-registry"},
+		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000"), RegistryID: "usdcx-registry"},
+	}
+	cfg := machine.DefaultConfig()
+	cfg.Seed = 3
+	cfg.Instruments = cat
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	cfg.FaucetCooldown = 0
+	dir := t.TempDir()
+	// No checkpoints: the test takes the ledger snapshots itself.
+	opts := Options{Dir: dir, Desk: cfg, Ledger: LedgerSpec{Network: machine.Testnet, Seed: 3, Catalog: cat},
+		Clock: drive.RealClock{}, Sink: drive.NewEvents(), CheckpointEvery: 1 << 30, Sync: journal.SyncNone}
+	n, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeNode := func(n *Node) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := n.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := drive.Driver{T: t, Desk: n.Loop}
+	maker := d.Register("Maker")
+	d.Fund(maker, 2)
+	st := &n.LedgerSnapshots
+	want := func(fromLedger, fromFollower, failures uint64) {
+		t.Helper()
+		if st.FromLedger.Load() != fromLedger || st.FromFollower.Load() != fromFollower || st.FollowerFailures.Load() != failures {
+			t.Fatalf("snapshots from the ledger %d, from the follower %d, follower failures %d; want %d, %d, %d",
+				st.FromLedger.Load(), st.FromFollower.Load(), st.FollowerFailures.Load(), fromLedger, fromFollower, failures)
+		}
+	}
+	n.saveLedgerSnapshot()
+	want(1, 0, 0)
+	first := n.ledgerFollower.Load()
+	if first == nil {
+		t.Fatal("the first snapshot seeded no follower")
+	}
+	taker := d.Register("Taker")
+	d.Fund(taker, 2)
+	n.saveLedgerSnapshot()
+	want(1, 1, 0)
+	sameAsLive(t, n)
+
+	first.feed <- ledgerFollowRecord{seq: 1 << 40} // out of order: the follower fails
+	d.Fund(maker, 2)
+	n.saveLedgerSnapshot()
+	want(2, 1, 1)
+	if f := n.ledgerFollower.Load(); f == nil || f == first {
+		t.Fatal("the failed follower was not replaced")
+	}
+	d.Fund(taker, 2)
+	n.saveLedgerSnapshot()
+	want(2, 2, 1)
+	sameAsLive(t, n)
+	last := st.LastSeq.Load()
+	before := n.Ledger.L.Digest()
+	closeNode(n)
+
+	n, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeNode(n)
+	if n.Recovered.LedgerSnapshotSeq != last {
+		t.Errorf("the ledger came back from the snapshot at record %d, want the follower's at %d", n.Recovered.LedgerSnapshotSeq, last)
+	}
+	if n.Ledger.L.Digest() != before {
+		t.Error("the recovered ledger differs from the one that was closed")
+	}
+	if err := n.Ledger.L.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameAsLive waits until the ledger follower has applied the journal's last record (the
+// desk is idle) and checks that its snapshot is, byte for byte, the live ledger's.
+func sameAsLive(t *testing.T, n *Node) {
+	t.Helper()
+	f := n.ledgerFollower.Load()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := f.snapshot()
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		if s.seq == n.ledgerLog.LastSeq() {
+			live, seq, err := n.Ledger.L.SnapshotWith(n.ledgerLog.LastSeq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seq != s.seq || string(live) != string(s.state) {
+				t.Fatalf("the follower's snapshot at record %d differs from the live ledger's at %d", s.seq, seq)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower stays at record %d, the journal ends at %d", s.seq, n.ledgerLog.LastSeq())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
