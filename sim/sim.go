@@ -68,6 +68,15 @@ type Sim struct {
 	// stretched.
 	checkpointBytes int
 	snapshotBytes   int
+	// following is set once the process took its first checkpoint since it started: from
+	// then on it checkpoints with marks, as the live loop's follower does (loop/follower.go).
+	// markSeq is the mark whose digest is still to come (0: none), markDigest that digest,
+	// and markDelay the inputs still to come between them, drawn from mrng.
+	following  bool
+	markSeq    uint64
+	markDigest string
+	markDelay  int
+	mrng       *rand.Rand
 
 	waiting    map[uint64]*request // desk seq → the request its reply answers
 	actors     []*actor
@@ -135,6 +144,9 @@ func New(k Knobs) (*Sim, error) {
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
 	s.windows = drawWindows(k, s.mix, rand.New(rand.NewPCG(sub(), sub())))
 	ledgerSeed, deskSeed := sub(), sub()
+	// Drawn from the desk's seed rather than root, so that the streams root hands out
+	// after this (the actors') stay those of runs before marks.
+	s.mrng = rand.New(rand.NewPCG(deskSeed, 0x6d61726b))
 	if err := s.genesis(ledgerSeed, deskSeed); err != nil {
 		return nil, err
 	}
@@ -252,7 +264,7 @@ func (s *Sim) Run() *Result {
 		s.finalChecks()
 	}
 	if s.failure == nil && s.k.RequireCoverage {
-		if missing := s.cov.missing(s.k, s.mix); len(missing) > 0 {
+		if missing := s.cov.missing(s.k, s.mix, 1); len(missing) > 0 {
 			s.failf(Coverage, "never reached: %v", missing)
 		}
 	}
@@ -344,21 +356,49 @@ func (s *Sim) input(in machine.Input) uint64 {
 	s.dirtyDesk = true
 	s.armTick(out.NextDeadline)
 	s.armDeskSync()
-	if _, cp := in.(machine.Checkpoint); !cp {
+	if !machine.IsCheckpoint(in) {
 		s.sinceCheckpoint++
 		s.sinceSnapshot++
-		if s.sinceCheckpoint >= s.stretched(s.k.CheckpointEvery, s.checkpointBytes) {
-			s.sinceCheckpoint = 0
-			h := &countingHash{h: sha256.New()}
-			if err := s.desk.WriteSnapshot(h); err != nil {
-				s.failf(Safety, "desk digest: %v", err)
-				return seq
-			}
-			s.checkpointBytes = h.n
-			s.input(machine.Checkpoint{Digest: hex.EncodeToString(h.h.Sum(nil))})
-		}
+		s.checkpoint()
 	}
 	return seq
+}
+
+// checkpoint journals the checkpoint records due after an input, as the live loop does:
+// the first checkpoint since the process started as a Checkpoint carrying the digest, the
+// later ones as a CheckpointMark whose CheckpointDigest comes a few inputs later (the live
+// loop's follower answers when it reaches the mark; a crash in between loses the digest).
+// The digest is always the live desk's own, so a journal record that loses part of an
+// input fails the recovery that replays it.
+func (s *Sim) checkpoint() {
+	if s.markSeq != 0 {
+		if s.markDelay--; s.markDelay < 0 {
+			mark := s.markSeq
+			s.markSeq = 0
+			s.input(machine.CheckpointDigest{Mark: mark, Digest: s.markDigest})
+		}
+		return
+	}
+	if s.sinceCheckpoint < s.stretched(s.k.CheckpointEvery, s.checkpointBytes) {
+		return
+	}
+	s.sinceCheckpoint = 0
+	h := &countingHash{h: sha256.New()}
+	if err := s.desk.WriteSnapshot(h); err != nil {
+		s.failf(Safety, "desk digest: %v", err)
+		return
+	}
+	s.checkpointBytes = h.n
+	digest := hex.EncodeToString(h.h.Sum(nil))
+	if !s.following {
+		s.following = true
+		s.input(machine.Checkpoint{Digest: digest})
+		return
+	}
+	// The live follower answers once it caught up and encoded its state: up to half an
+	// interval later here, so that crashes fall between a mark and its digest too.
+	s.markDigest, s.markDelay = digest, s.mrng.IntN(s.k.CheckpointEvery/2+1)
+	s.markSeq = s.input(machine.CheckpointMark{})
 }
 
 // stretched is the interval, in inputs, until the next checkpoint or snapshot: the
@@ -705,6 +745,10 @@ func (s *Sim) crash() {
 	s.deskLog.Crash()
 	s.ledLog.Crash()
 	s.held, s.ledgerWaiters = nil, nil
+	if s.markSeq != 0 {
+		s.cov.hit(covMarkUnanswered)
+	}
+	s.following, s.markSeq = false, 0 // the follower is gone with the process
 	s.waiting = map[uint64]*request{}
 	s.resultsInFlight = map[string]bool{}
 	s.deskSyncArmed, s.ledgerSyncArmed = false, false
@@ -754,6 +798,9 @@ func (s *Sim) recover() error {
 	desk, rec, err := node.ReplayDesk(s.deskLog, true, func(st node.Step) bool {
 		if st.Checkpoint && !st.Verified && mismatch == 0 {
 			mismatch = st.Seq
+		}
+		if _, ok := st.Envelope.Input.(machine.CheckpointDigest); ok && st.Verified {
+			s.cov.hit(covMarkVerified)
 		}
 		return true
 	})

@@ -31,8 +31,9 @@ const usage = `usage:
 Replays every input of a desk's journals: the desk journal from its genesis record
 (or, once the journal was pruned, from its newest snapshot) and the ledger journal
 from its genesis. Every checkpoint the desk journaled is verified against the
-replayed state's digest. Prints both final digests (desk: SHA-256 of the desk state
-JSON; ledger: ledgersim's digest) and a summary of the state.
+replayed state's digest (a checkpoint mark when the digest naming it comes; a mark
+whose digest never came verifies nothing). Prints both final digests (desk: SHA-256
+of the desk's binary snapshot; ledger: ledgersim's digest) and a summary of the state.
 
 -data DIR reads a desk data directory (DIR/desk and DIR/ledger). The journal files
 are first copied to a temporary directory and the copy is replayed, so the desk's

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,13 +31,18 @@ type regressionTrace struct {
 	knobs func() sim.Knobs
 	// ledgerSnapshot: the ledger journal was pruned, the replay starts at its snapshot.
 	ledgerSnapshot bool
+	// marks: the desk checkpointed with marks and digests (the live loop's follower form)
+	// as well as with a checkpoint carrying its digest, and the replay verified them.
+	marks bool
 }
 
 // regressionTraces are the traces TestRegenerateTraces writes. TestRegressionTraces
 // replays every trace in tracesDir, listed here or not.
 var regressionTraces = []regressionTrace{
-	{name: "mild-plain.jsonl", knobs: func() sim.Knobs {
-		return simKnobs(2, 2*time.Minute, 3, 2, 0.3, "mild", 0, 0)
+	{name: "mild-plain.jsonl", marks: true, knobs: func() sim.Knobs {
+		k := simKnobs(2, 2*time.Minute, 3, 2, 0.3, "mild", 0, 0)
+		k.CheckpointEvery = 100
+		return k
 	}},
 	{name: "harsh-crashes-pruned.jsonl", ledgerSnapshot: true, knobs: func() sim.Knobs {
 		return simKnobs(6, 90*time.Second, 3, 2, 0.3, "harsh", 0.003, 500)
@@ -118,6 +125,27 @@ func TestRegressionTraces(t *testing.T) {
 			}
 			if rt, ok := known[name]; ok && rt.ledgerSnapshot {
 				mustContain(t, out, "from the snapshot at record")
+			}
+			if rt, ok := known[name]; ok && rt.marks {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var verified, mismatched int
+				m := regexp.MustCompile(`desk: checkpoints verified (\d+), mismatched (\d+)`).FindStringSubmatch(out)
+				if m == nil {
+					t.Fatalf("no checkpoint count in:\n%s", out)
+				}
+				verified, _ = strconv.Atoi(m[1])
+				mismatched, _ = strconv.Atoi(m[2])
+				for _, kind := range []string{`"kind":"checkpoint"`, `"kind":"checkpoint.mark"`, `"kind":"checkpoint.digest"`} {
+					if !strings.Contains(string(b), kind) {
+						t.Errorf("the trace holds no %s record", kind)
+					}
+				}
+				if verified < 3 || mismatched != 0 {
+					t.Errorf("%d checkpoints verified and %d mismatched, want 3 or more verified", verified, mismatched)
+				}
 			}
 		})
 	}
