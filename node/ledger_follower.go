@@ -16,7 +16,9 @@ import (
 // The first ledger snapshot after a start is taken from the live ledger as before, and its
 // encoding seeds the follower, which is installed under the live ledger's lock at exactly
 // the record the snapshot covers, so that it receives every record after it. Later
-// snapshots are asked of the follower, which encodes its own state between two records. A
+// snapshots are asked of the follower, which encodes its own state once it has applied
+// every record journaled before the request (so a snapshot covers what it covered when it
+// was encoded from the live ledger). A
 // follower that fails (a record it cannot apply) answers every later request with its
 // error, and the next snapshot is taken from the live ledger again and seeds a new one.
 // What it costs: the ledger's state twice in memory, and every ledger input decoded and
@@ -29,7 +31,7 @@ import (
 type ledgerFollower struct {
 	seed     chan []byte             // the snapshot it starts from, once
 	feed     chan ledgerFollowRecord // records after the seed's, in journal order
-	requests chan chan ledgerFollowSnapshot
+	requests chan ledgerFollowRequest
 	quit     chan struct{}
 	done     chan struct{}
 	cfg      ledgersim.Config
@@ -44,6 +46,13 @@ const ledgerFollowerQueue = 16384
 type ledgerFollowRecord struct {
 	seq uint64
 	rec []byte
+}
+
+// ledgerFollowRequest asks for a snapshot covering at least record target (the journal's
+// last when it was asked): the follower answers once it has applied that far.
+type ledgerFollowRequest struct {
+	target uint64
+	reply  chan ledgerFollowSnapshot
 }
 
 // ledgerFollowSnapshot answers a snapshot request: the follower's encoded state and the
@@ -64,7 +73,7 @@ func newLedgerFollower(cfg ledgersim.Config, from uint64) *ledgerFollower {
 	return &ledgerFollower{
 		seed:     make(chan []byte, 1),
 		feed:     make(chan ledgerFollowRecord, ledgerFollowerQueue),
-		requests: make(chan chan ledgerFollowSnapshot),
+		requests: make(chan ledgerFollowRequest),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		cfg:      cfg,
@@ -88,44 +97,73 @@ func (f *ledgerFollower) run() {
 		failed = fmt.Errorf("restore the ledger follower at record %d: %w", f.from, failed)
 	}
 	seq := f.from
+	var waiting *ledgerFollowRequest // a request for a record not applied yet
+	answer := func() {
+		if failed != nil {
+			waiting.reply <- ledgerFollowSnapshot{err: failed}
+		} else {
+			state, _, err := l.SnapshotWith(nil)
+			waiting.reply <- ledgerFollowSnapshot{state: state, seq: seq, err: err}
+		}
+		waiting = nil
+	}
 	for {
+		requests := f.requests
+		if waiting != nil {
+			requests = nil // one at a time
+		}
 		select {
 		case r := <-f.feed:
-			if failed != nil {
-				continue // drained, so that the Recorder never blocks on a failed follower
+			if failed == nil {
+				failed = apply(l, r, seq)
 			}
-			if r.seq != seq+1 {
-				failed = fmt.Errorf("ledger follower: record %d after record %d", r.seq, seq)
-				continue
+			if failed == nil {
+				seq = r.seq
 			}
-			in, err := decodeLedgerInput(r.rec)
-			if err == nil {
-				err = l.Replay(in)
+			if waiting != nil && (failed != nil || seq >= waiting.target) {
+				answer()
 			}
-			if err != nil {
-				failed = fmt.Errorf("ledger follower: record %d: %w", r.seq, err)
-				continue
+		case req := <-requests:
+			waiting = &req
+			if failed != nil || seq >= req.target {
+				answer()
 			}
-			seq = r.seq
-		case reply := <-f.requests:
-			if failed != nil {
-				reply <- ledgerFollowSnapshot{err: failed}
-				continue
-			}
-			state, _, err := l.SnapshotWith(nil)
-			reply <- ledgerFollowSnapshot{state: state, seq: seq, err: err}
 		case <-f.quit:
 			return
 		}
 	}
 }
 
-// snapshot asks the follower for its state as of the last record it applied.
-func (f *ledgerFollower) snapshot() ledgerFollowSnapshot {
-	reply := make(chan ledgerFollowSnapshot, 1)
+// apply replays record r, which must follow record after, on the follower's ledger; the
+// error stops the follower. A failed follower still drains its feed, so that the
+// Recorder never blocks on it.
+func apply(l *ledgersim.Ledger, r ledgerFollowRecord, after uint64) error {
+	if r.seq != after+1 {
+		return fmt.Errorf("ledger follower: record %d after record %d", r.seq, after)
+	}
+	in, err := decodeLedgerInput(r.rec)
+	if err == nil {
+		err = l.Replay(in)
+	}
+	if err != nil {
+		return fmt.Errorf("ledger follower: record %d: %w", r.seq, err)
+	}
+	return nil
+}
+
+// snapshot asks the follower for its state once it has applied record target (the
+// journal's last, read by the caller: every record up to it is in the feed, or about to be
+// under the ledger's lock).
+func (f *ledgerFollower) snapshot(target uint64) ledgerFollowSnapshot {
+	req := ledgerFollowRequest{target: target, reply: make(chan ledgerFollowSnapshot, 1)}
 	select {
-	case f.requests <- reply:
-		return <-reply
+	case f.requests <- req:
+	case <-f.done:
+		return ledgerFollowSnapshot{err: errLedgerFollowerStopped}
+	}
+	select {
+	case s := <-req.reply:
+		return s
 	case <-f.done:
 		return ledgerFollowSnapshot{err: errLedgerFollowerStopped}
 	}

@@ -131,7 +131,7 @@ func (n *Node) saveLedgerSnapshot() {
 	var seq uint64
 	fromFollower := false
 	if f := n.ledgerFollower.Load(); f != nil {
-		s := f.snapshot()
+		s := f.snapshot(n.ledgerLog.LastSeq())
 		if s.err != nil {
 			n.LedgerSnapshots.FollowerFailures.Add(1)
 			n.log.Error("the ledger follower failed; this snapshot is taken from the ledger", "err", s.err)
