@@ -467,9 +467,9 @@ func (l *Loop) finishCheckpoints() {
 }
 
 // checkpointHere journals the desk's digest and hands the same state to the snapshotter
-// and, if seed is set, to a new follower. The state is encoded on the loop (nothing may change it
-// meanwhile) while another goroutine hashes the pieces already encoded, so the loop pauses
-// for about the encoding rather than the encoding and then the hash.
+// and, if seed is set, to a new follower. The state is encoded on the loop (nothing may
+// change it meanwhile) while another goroutine hashes the pieces already encoded, so the
+// loop pauses for about the encoding rather than the encoding and then the hash.
 func (l *Loop) checkpointHere(seed bool) {
 	start := time.Now()
 	defer func() {
