@@ -17,16 +17,7 @@ import (
 // checkpoints over the state's JSON) and whose second half a current desk wrote replays
 // with every checkpoint verified, from genesis and from an old JSON snapshot alike.
 func TestReplayOlderJournal(t *testing.T) {
-	cfg := machine.DefaultConfig()
-	cfg.Seed, cfg.Operator, cfg.FeeParty, cfg.Reservoir = 7, "operator::1220aa", "fees::1220bb", "reservoir::1220cc"
-	cfg.Instruments = []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("0.01"), RegistryID: "reg:cbtc"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("1000"), RegistryID: "reg:usdcx"},
-		{Symbol: "cc", Display: "CC", Decimals: 10, USDPrice: money.MustParse("0.2"), Native: true, RegistryID: "reg:cc"},
-	}
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	const key = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a7988"
-	cfg.House = []machine.HouseParty{{Hint: "house-taker", PartyID: "house-taker::1220dd", Role: machine.HouseTaker, KeyHash: key}}
+	cfg := journalTestConfig()
 	shadow, err := machine.NewDesk(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +56,7 @@ func TestReplayOlderJournal(t *testing.T) {
 		}
 		machine.Apply(shadow, env)
 	}
+	const key = houseKey
 	inputs := []machine.Input{
 		machine.SocketOpened{Socket: 1, KeyHash: key},
 		machine.FaucetDraw{Req: machine.Req{KeyHash: key}},
@@ -117,4 +109,24 @@ func TestReplayOlderJournal(t *testing.T) {
 	if got, _ := desk.Digest(); got != want || rec.SnapshotSeq != jsonSnapSeq || rec.Checkpoints != 1 || rec.DigestMismatch != 0 {
 		t.Fatalf("from the JSON snapshot: %+v, digest match %v", rec, got == want)
 	}
+}
+
+// houseKey is the API key hash of journalTestConfig's house taker, a party without
+// registration whose inputs the desk accepts.
+const houseKey = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a7988"
+
+// journalTestConfig is the desk configuration of the tests that write journals by hand:
+// its ledger parties are made up (no ledger is involved), and its house taker can draw
+// the faucet and ask for quotes with houseKey.
+func journalTestConfig() machine.Config {
+	cfg := machine.DefaultConfig()
+	cfg.Seed, cfg.Operator, cfg.FeeParty, cfg.Reservoir = 7, "operator::1220aa", "fees::1220bb", "reservoir::1220cc"
+	cfg.Instruments = []machine.Instrument{
+		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("0.01"), RegistryID: "reg:cbtc"},
+		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("1000"), RegistryID: "reg:usdcx"},
+		{Symbol: "cc", Display: "CC", Decimals: 10, USDPrice: money.MustParse("0.2"), Native: true, RegistryID: "reg:cc"},
+	}
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	cfg.House = []machine.HouseParty{{Hint: "house-taker", PartyID: "house-taker::1220dd", Role: machine.HouseTaker, KeyHash: houseKey}}
+	return cfg
 }

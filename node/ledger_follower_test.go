@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
-	"github.com/deskco/rfqdesk/machine"
-	"github.com/deskco/rfqdesk/money"
 )
 
 // TestLedgerSnapshotsFromFollower: the first ledger snapshot is encoded from the live
@@ -16,19 +13,9 @@ import (
 // replaced by the next snapshot, taken from the live ledger again; and a restart recovers,
 // from the newest (follower's) snapshot and the records after it, the ledger it left.
 func TestLedgerSnapshotsFromFollower(t *testing.T) {
-	cat := []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1"), RegistryID: "cbtc-registry"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000"), RegistryID: "usdcx-registry"},
-	}
-	cfg := machine.DefaultConfig()
-	cfg.Seed = 3
-	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	cfg.FaucetCooldown = 0
-	dir := t.TempDir()
 	// No checkpoints: the test takes the ledger snapshots itself.
-	opts := Options{Dir: dir, Desk: cfg, Ledger: LedgerSpec{Network: machine.Testnet, Seed: 3, Catalog: cat},
-		Clock: drive.RealClock{}, Sink: drive.NewEvents(), CheckpointEvery: 1 << 30, Sync: journal.SyncNone}
+	opts := OptionsForTest(t.TempDir(), drive.NewEvents())
+	opts.CheckpointEvery = 1 << 30
 	n, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)

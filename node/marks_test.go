@@ -19,15 +19,8 @@ import (
 // the snapshot the replay started from. With a callback or without, from genesis or from a
 // snapshot, the counts and the verdicts on the steps agree.
 func TestReplayCheckpointMarks(t *testing.T) {
-	cfg := machine.DefaultConfig()
-	cfg.Seed, cfg.Operator, cfg.FeeParty, cfg.Reservoir = 7, "operator::1220aa", "fees::1220bb", "reservoir::1220cc"
-	cfg.Instruments = []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("0.01"), RegistryID: "reg:cbtc"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("1000"), RegistryID: "reg:usdcx"},
-	}
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	const key = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c5b6a7988"
-	cfg.House = []machine.HouseParty{{Hint: "house-taker", PartyID: "house-taker::1220dd", Role: machine.HouseTaker, KeyHash: key}}
+	cfg := journalTestConfig()
+	const key = houseKey
 	shadow, err := machine.NewDesk(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -8,27 +8,13 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
 )
 
-func options(dir string, sink *drive.Events) node.Options {
-	cat := []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1"), RegistryID: "cbtc-registry"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000"), RegistryID: "usdcx-registry"},
-	}
-	cfg := machine.DefaultConfig()
-	cfg.Seed = 3
-	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	cfg.FaucetCooldown = 0
-	return node.Options{
-		Dir: dir, Desk: cfg, Ledger: node.LedgerSpec{Network: machine.Testnet, Seed: 3, Catalog: cat},
-		Clock: drive.RealClock{}, Sink: sink, CheckpointEvery: 5, Sync: journal.SyncNone,
-	}
-}
+// options are OptionsForTest (options_test.go, shared with the package's own tests).
+func options(dir string, sink *drive.Events) node.Options { return node.OptionsForTest(dir, sink) }
 
 func open(t *testing.T, dir string, sink *drive.Events) (*node.Node, drive.Driver) {
 	t.Helper()
