@@ -50,7 +50,7 @@ func applySequence(t *rapid.T) {
 	}
 	for seq := uint64(1); seq <= uint64(rapid.IntRange(1, 60).Draw(t, "n")); seq++ {
 		var in machine.Input
-		switch rapid.IntRange(0, 8).Draw(t, "kind") {
+		switch rapid.IntRange(0, 9).Draw(t, "kind") {
 		case 0:
 			in = machine.Tick{}
 			now = now.Add(time.Duration(rapid.IntRange(0, 3600).Draw(t, "dt")) * time.Second)
@@ -74,6 +74,9 @@ func applySequence(t *rapid.T) {
 			in = res
 		case 7:
 			in = machine.RegisterStart{DisplayName: rapid.StringMatching(`[A-Za-z ]{0,10}`).Draw(t, "name"), PublicKey: make([]byte, 32)}
+		case 8:
+			in = rapid.SampledFrom([]machine.Input{machine.Checkpoint{Digest: "ab"}, machine.CheckpointMark{},
+				machine.CheckpointDigest{Mark: seq, Digest: "cd"}}).Draw(t, "checkpoint")
 		default:
 			in = machine.Boot{}
 		}
