@@ -60,3 +60,30 @@ func TestSimLine(t *testing.T) {
 		t.Fatalf("simLine: %q", m)
 	}
 }
+
+// TestFloorDriftRows: with the floor measured before and after the desks, the table shows
+// the second floor, the host's drift between them, and the ratio to their mean.
+func TestFloorDriftRows(t *testing.T) {
+	s := &suite{opts: options{skip: "wire,stream,journal,node,sim,memory"}, res: &Results{Benchmarks: map[string][]Bench{"inproc": {
+		{Name: "BenchmarkLifecycle/signatures-only", Metrics: map[string]float64{"ns/op": 200_000}},
+		{Name: "BenchmarkLifecycle/desk", Metrics: map[string]float64{"ns/op": 500_000, "lifecycles/s": 2000, "of-floor": 0.4}},
+		{Name: "BenchmarkLifecycle/signatures-only-after", Metrics: map[string]float64{"ns/op": 400_000}},
+	}}}}
+	var again, mean *Row
+	rows := s.rows()
+	for i := range rows {
+		switch {
+		case strings.HasPrefix(rows[i].Metric, "signature floor again"):
+			again = &rows[i]
+		case strings.HasPrefix(rows[i].Metric, "lifecycle rate / mean of the two floors"):
+			mean = &rows[i]
+		}
+	}
+	if again == nil || mean == nil {
+		t.Fatalf("rows %+v lack the second floor or the mean ratio", rows)
+	}
+	// 5,000 then 2,500 floor rounds/s: the host halved; the mean floor is 300 µs.
+	if again.Value != 2500 || !strings.Contains(again.Note, "-50%") || mean.Value != 0.6 {
+		t.Errorf("second floor %+v, mean ratio %+v", *again, *mean)
+	}
+}

@@ -76,6 +76,17 @@ func (s *suite) rows() []Row {
 		add(info("in process", "CPU time per floor unit / per lifecycle (GOGC 200)", v, "×"), ok)
 		b, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "B/op")
 		add(info("in process", "bytes allocated per lifecycle", b, "B"), ok)
+		// The floor measured again after the desks: how far the host's speed moved
+		// meanwhile, and the ratio to the mean of the two floors.
+		before, okBefore := s.metric("inproc", "BenchmarkLifecycle/signatures-only", "ns/op")
+		after, okAfter := s.metric("inproc", "BenchmarkLifecycle/signatures-only-after", "ns/op")
+		deskNs, okDesk := s.metric("inproc", "BenchmarkLifecycle/desk", "ns/op")
+		if okBefore && okAfter && okDesk && before > 0 && after > 0 && deskNs > 0 {
+			r := info("in process", "signature floor again, after the desk's runs, lifecycles/s", 1e9/after, "/s")
+			r.Note = fmt.Sprintf("%+.0f%% from the first: the host's speed moved by that much during the run", (before/after-1)*100)
+			rows = append(rows, r,
+				info("in process", "lifecycle rate / mean of the two floors (GOGC 200)", (before+after)/2/deskNs, "×"))
+		}
 	} else if !s.skipped("inproc") {
 		missing("in process", "lifecycles/s", "loop BenchmarkLifecycle gave no result")
 	}
