@@ -70,6 +70,7 @@ func (l *Loop) startFollower(seq uint64, state []byte) {
 func (l *Loop) follow(f *follower) {
 	defer close(f.done)
 	var desk *machine.Desk
+	stateBytes := 0 // the size of its last encoding: the next one's buffer
 	failed := false
 	fail := func(err error) {
 		failed = true
@@ -85,7 +86,7 @@ func (l *Loop) follow(f *follower) {
 				fail(fmt.Errorf("restore the follower from the state after input %d: %w", it.seq, err))
 				continue
 			}
-			desk = d
+			desk, stateBytes = d, len(it.state)
 			continue
 		}
 		env, err := machine.DecodeEnvelope(it.rec)
@@ -94,11 +95,12 @@ func (l *Loop) follow(f *follower) {
 			continue
 		}
 		if _, ok := env.Input.(machine.CheckpointMark); ok {
-			d, err := l.followerCheckpoint(desk, it.seq)
+			d, err := l.followerCheckpoint(desk, it.seq, stateBytes)
 			if err != nil {
 				fail(err)
 				continue
 			}
+			stateBytes = d.bytes
 			f.digests <- d
 		}
 		if err := applyFollowing(desk, env); err != nil {
@@ -107,17 +109,16 @@ func (l *Loop) follow(f *follower) {
 	}
 }
 
-// followerCheckpoint encodes and hashes the follower's state before mark, and saves it as
-// the snapshot of the state after input mark-1.
-func (l *Loop) followerCheckpoint(desk *machine.Desk, mark uint64) (followDigest, error) {
+// followerCheckpoint encodes and hashes the follower's state before mark (about lastBytes
+// long), and saves it as the snapshot of the state after input mark-1.
+func (l *Loop) followerCheckpoint(desk *machine.Desk, mark uint64, lastBytes int) (followDigest, error) {
 	start := time.Now()
-	w := newHashingBuffer(max(int(l.followerBytes.Load())*9/8, 1<<16))
+	w := newHashingBuffer(max(lastBytes+lastBytes/8, 1<<16))
 	err := desk.WriteSnapshot(w)
 	state, sum := w.finish()
 	if err != nil {
 		return followDigest{}, fmt.Errorf("encode the follower's state at mark %d: %w", mark, err)
 	}
-	l.followerBytes.Store(int64(len(state)))
 	l.saveSnapshot(mark-1, state)
 	return followDigest{mark: mark, digest: hex.EncodeToString(sum[:]), bytes: len(state),
 		nanos: uint64(time.Since(start))}, nil

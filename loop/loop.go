@@ -105,7 +105,6 @@ type Loop struct {
 	checkpointBytes int       // the size of the last checkpoint's state
 	fol             *follower // nil until the first checkpoint, or after it failed
 	markOut         uint64    // the outstanding CheckpointMark's sequence number, or 0
-	followerBytes   atomic.Int64
 	snapshotting    atomic.Bool
 
 	stats Stats
@@ -450,9 +449,7 @@ func (l *Loop) checkpoint() {
 // one more checkpoint if one is due, so that a clean stop leaves the last state verified
 // (and, with a follower, snapshotted).
 func (l *Loop) finishCheckpoints() {
-	if l.fol != nil && l.markOut != 0 {
-		l.followed(<-l.fol.digests)
-	}
+	l.awaitMark()
 	if l.cfg.CheckpointEvery > 0 && l.sinceCheckpoint > 0 && l.sinceCheckpoint >= l.checkpointInterval() {
 		if l.fol == nil {
 			l.sinceCheckpoint = 0
@@ -460,9 +457,14 @@ func (l *Loop) finishCheckpoints() {
 			return
 		}
 		l.checkpoint()
-		if l.markOut != 0 {
-			l.followed(<-l.fol.digests)
-		}
+		l.awaitMark()
+	}
+}
+
+// awaitMark waits for the follower's answer to the outstanding mark, if any, and handles it.
+func (l *Loop) awaitMark() {
+	if l.fol != nil && l.markOut != 0 {
+		l.followed(<-l.fol.digests)
 	}
 }
 
@@ -487,7 +489,6 @@ func (l *Loop) checkpointHere(seed bool) {
 		return
 	}
 	l.checkpointBytes = len(state)
-	l.followerBytes.Store(int64(len(state)))
 	l.stats.Checkpoints.Add(1)
 	seq := l.seq - 1
 	l.saveSnapshot(seq, state)
