@@ -118,7 +118,10 @@ func errOf(err error, rep machine.Reply) error {
 // moved during this run (cmd/benchall reports the drift and the ratio to their mean).
 func BenchmarkLifecycle(b *testing.B) {
 	var floorNs, floorCPU float64
-	b.Run("signatures-only", func(b *testing.B) { floorNs, floorCPU = signatureFloor(b) })
+	b.Run("signatures-only", func(b *testing.B) {
+		floorNs, floorCPU = signatureFloor(b)
+		b.ReportMetric(floorCPU, "cpu-ns/op")
+	})
 	desk := func(gcPercent int) func(b *testing.B) {
 		return func(b *testing.B) {
 			defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
@@ -186,6 +189,7 @@ func lifecycles(b *testing.B, floorNs, floorCPU float64) {
 	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	perCPU := float64(cpuTime()-cpu) / float64(b.N)
 	b.ReportMetric(float64(time.Second)/per, "lifecycles/s")
+	b.ReportMetric(perCPU, "cpu-ns/op")
 	if floorNs > 0 {
 		b.ReportMetric(floorNs/per, "of-floor")
 		b.ReportMetric(floorCPU/perCPU, "of-floor-cpu")

@@ -218,6 +218,15 @@ type FloorRun struct {
 	TargetRate   float64            `json:"target_rate"`
 	SequencesPer float64            `json:"sequences_per_s"`
 	Calls        map[string]Summary `json:"calls"`
+	CPU          *CPUUse            `json:"cpu"`
+}
+
+// CPUUse is the CPU time loadgen measured over a phase (the desk's and its own).
+type CPUUse struct {
+	LoadgenS      float64 `json:"loadgen_s"`
+	DeskS         float64 `json:"desk_s"`
+	PerUnitMS     float64 `json:"per_unit_ms"`
+	DeskPerUnitMS float64 `json:"desk_per_unit_ms"`
 }
 
 // LoadPhase is one loadgen phase.
@@ -230,6 +239,7 @@ type LoadPhase struct {
 	Errors         map[string]int     `json:"errors"`
 	MaxAPICallP99  float64            `json:"max_api_call_p99_ms"`
 	MaxAPICallName string             `json:"max_api_call_p99_name"`
+	CPU            *CPUUse            `json:"cpu"`
 }
 
 // Summary is a latency distribution in milliseconds.

@@ -87,3 +87,57 @@ func TestFloorDriftRows(t *testing.T) {
 		t.Errorf("second floor %+v, mean ratio %+v", *again, *mean)
 	}
 }
+
+// TestWireCeilingRows: the ceilings divide the cores by the CPU time of the transport
+// floor's five calls plus the signatures (or plus the in-process lifecycle).
+func TestWireCeilingRows(t *testing.T) {
+	s := &suite{res: &Results{Machine: Machine{CPUs: 2}, Benchmarks: map[string][]Bench{"inproc": {
+		{Name: "BenchmarkLifecycle/signatures-only", Metrics: map[string]float64{"cpu-ns/op": 500_000}},
+		{Name: "BenchmarkLifecycle/desk", Metrics: map[string]float64{"cpu-ns/op": 1_000_000}},
+	}}}}
+	l := &LoadgenResults{
+		Max:   LoadPhase{CPU: &CPUUse{PerUnitMS: 5, DeskPerUnitMS: 3}},
+		Floor: &FloorRun{CPU: &CPUUse{PerUnitMS: 1}},
+	}
+	got := map[string]Row{}
+	for _, r := range s.wireCeiling("g", l) {
+		got[r.Metric[:strings.IndexAny(r.Metric, ":(")]] = r
+	}
+	for _, tc := range []struct {
+		prefix string
+		value  float64
+		note   string
+	}{
+		{"CPU per settled trade at max ", 5, "desk 3.00 ms, load generator 2.00 ms"},
+		{"transport floor CPU per five-call sequence ", 1, ""},
+		{"ceiling", 2000 / 1.5, "signatures 0.50 ms CPU; 1,000/s leaves 0.50 ms of CPU per trade for all the rest"},
+	} {
+		r, ok := got[tc.prefix]
+		if !ok || r.Value != tc.value || r.Note != tc.note {
+			t.Errorf("%q: %+v (present %v), want value %v note %q", tc.prefix, r, ok, tc.value, tc.note)
+		}
+	}
+	var withDesk *Row
+	for _, r := range s.wireCeiling("g", l) {
+		if strings.HasPrefix(r.Metric, "ceiling with the in-process desk") {
+			withDesk = &r
+		}
+	}
+	if withDesk == nil || withDesk.Value != 1000 {
+		t.Errorf("ceiling with the in-process desk: %+v, want 1000", withDesk)
+	}
+	// Three invited: 9 calls and 8 signature pairs, 9/5 × 1 + 8/4 × 0.5 = 2.8 ms.
+	l.Invite = 3
+	var invited *Row
+	for _, r := range s.wireCeiling("g", l) {
+		if strings.HasPrefix(r.Metric, "ceiling for 3 invited: cores ÷ (9 calls + 8 sign + 8 verify)") {
+			invited = &r
+		}
+	}
+	if invited == nil || invited.Value != 2000/2.8 {
+		t.Errorf("ceiling for 3 invited: %+v, want %v", invited, 2000/2.8)
+	}
+	if rows := s.wireCeiling("g", &LoadgenResults{}); len(rows) != 0 {
+		t.Errorf("without CPU numbers: %+v", rows)
+	}
+}

@@ -50,6 +50,52 @@ func (s *suite) metric(key, name, unit string) (float64, bool) {
 	return 0, false
 }
 
+// wireCeiling is what the machine allows over the wire, from the CPU time of the same
+// run: a settled trade needs at least the transport floor's five calls (create, quote,
+// execute, accept, execute) and a lifecycle's four signatures and four verifications, so
+// cores ÷ their CPU time bounds the settled trades per second of any desk on this
+// machine with the load generator beside it. The second bound adds the desk's in-process
+// work (loop, machine and ledger, with no journal, socket or JSON): the rate this desk
+// could reach if everything it does over the wire beyond that cost nothing.
+func (s *suite) wireCeiling(g string, l *LoadgenResults) []Row {
+	var rows []Row
+	cores := float64(s.res.Machine.CPUs)
+	if u := l.Max.CPU; u != nil && u.PerUnitMS > 0 {
+		r := info(g, "CPU per settled trade at max (desk + load generator)", u.PerUnitMS, "ms")
+		r.Note = fmt.Sprintf("desk %.2f ms, load generator %.2f ms", u.DeskPerUnitMS, u.PerUnitMS-u.DeskPerUnitMS)
+		rows = append(rows, r)
+	}
+	if l.Floor == nil || l.Floor.CPU == nil || l.Floor.CPU.PerUnitMS <= 0 || cores <= 0 {
+		return rows
+	}
+	transport := l.Floor.CPU.PerUnitMS
+	rows = append(rows, info(g, "transport floor CPU per five-call sequence (client + bare server)", transport, "ms"))
+	sigNs, ok := s.metric("inproc", "BenchmarkLifecycle/signatures-only", "cpu-ns/op")
+	if !ok || sigNs <= 0 {
+		return rows
+	}
+	sig := sigNs / 1e6
+	r := info(g, "ceiling: cores ÷ (five calls + 4 sign + 4 verify), settled trades/s", cores*1000/(transport+sig), "/s")
+	r.Note = fmt.Sprintf("signatures %.2f ms CPU; 1,000/s leaves %.2f ms of CPU per trade for all the rest", sig, cores-transport-sig)
+	rows = append(rows, r)
+	if n := l.Invite; n > 1 {
+		// Every invited maker quotes: 2n+3 calls (the RFQ, n quotes and n executes, the
+		// accept and the taker's execute) and 2n+2 signatures, two per quote and two for
+		// the taker.
+		calls, sigs := float64(2*n+3), float64(2*n+2)
+		r := info(g, fmt.Sprintf("ceiling for %d invited: cores ÷ (%.0f calls + %.0f sign + %.0f verify)", n, calls, sigs, sigs),
+			cores*1000/(calls/5*transport+sigs/4*sig), "/s")
+		r.Note = "every invited maker quotes and signs; the desk itself costing nothing"
+		rows = append(rows, r)
+	}
+	if deskNs, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "cpu-ns/op"); ok && deskNs > 0 {
+		r := info(g, "ceiling with the in-process desk: cores ÷ (five calls + in-process lifecycle)", cores*1000/(transport+deskNs/1e6), "/s")
+		r.Note = fmt.Sprintf("in-process lifecycle %.2f ms CPU (signatures included)", deskNs/1e6)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // rows turns the raw results into the table, in the order.
 func (s *suite) rows() []Row {
 	var rows []Row
@@ -127,6 +173,7 @@ func (s *suite) rows() []Row {
 				rows = append(rows, r)
 			}
 		}
+		rows = append(rows, s.wireCeiling(g, l)...)
 		if f := l.Fanout; f != nil {
 			r := atMost("stream", fmt.Sprintf("rfq.created to %d invited makers through the desk, p99", f.Invited), f.Summary.P99, "ms", 50)
 			r.Note = fmt.Sprintf("p50 %.2f ms, %d rounds, %d missing; machine.MaxInvited caps an RFQ at 100", f.Summary.P50, f.Rounds, f.Missing)

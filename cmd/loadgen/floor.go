@@ -103,6 +103,9 @@ type FloorResult struct {
 	Sequences    int64              `json:"sequences"`
 	SequencesPer float64            `json:"sequences_per_s"`
 	Calls        map[string]Summary `json:"calls"`
+	// CPU is the CPU time this process (the client and the bare server both) used,
+	// per call sequence.
+	CPU *CPUUse `json:"cpu,omitempty"`
 }
 
 // runFloor drives the bare server with `conc` goroutines, each running the five calls of
@@ -121,7 +124,7 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 	tickets := pacer(ctx, rate, conc, nil)
 	var done atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpuStart := time.Now(), cpuMeter{}.sample()
 	for i := range conc {
 		c, err := client.New(base, client.WithHTTPClient(hc), client.WithAPIKey("mk_floor_key_0123456789"))
 		if err != nil {
@@ -168,7 +171,8 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpuEnd := time.Since(start), cpuMeter{}.sample()
 	calls, _ := rec.summaries()
-	return FloorResult{TargetRate: rate, DurationS: elapsed.Seconds(), Sequences: done.Load(), SequencesPer: float64(done.Load()) / elapsed.Seconds(), Calls: calls}, nil
+	return FloorResult{TargetRate: rate, DurationS: elapsed.Seconds(), Sequences: done.Load(), SequencesPer: float64(done.Load()) / elapsed.Seconds(),
+		Calls: calls, CPU: cpuUse(cpuStart, cpuEnd, done.Load())}, nil
 }

@@ -291,6 +291,8 @@ type PhaseResult struct {
 	Errors         map[string]int     `json:"errors,omitempty"`
 	MaxAPICallP99  float64            `json:"max_api_call_p99_ms"`
 	MaxAPICallName string             `json:"max_api_call_p99_name"`
+	// CPU is the CPU time both processes used during the phase, per settled trade.
+	CPU *CPUUse `json:"cpu,omitempty"`
 }
 
 // apiCalls are the histograms that are single API calls (for MaxAPICallP99).
@@ -299,7 +301,7 @@ var apiCalls = []string{callCreateRFQ, callSubmitQuote, callExecMaker, callAccep
 // runPhase drives the takers for at most d and at most maxTrades settled trades. rate 0
 // runs closed loop; otherwise a pacer offers rate lifecycles per second to free takers
 // (a ticket no taker is free for is counted as not offered).
-func runPhase(ctx context.Context, name string, takers []*taker, makers []*party, d time.Duration, maxTrades int64, rate float64) PhaseResult {
+func runPhase(ctx context.Context, name string, takers []*taker, makers []*party, d time.Duration, maxTrades int64, rate float64, cpu cpuMeter) PhaseResult {
 	rec := newRecorder()
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -312,7 +314,7 @@ func runPhase(ctx context.Context, name string, takers []*taker, makers []*party
 	tickets := pacer(ctx, rate, len(takers), &notOffered)
 	var settled, skipped atomic.Int64
 	var twg sync.WaitGroup
-	start := time.Now()
+	start, cpuStart := time.Now(), cpu.sample()
 	for _, t := range takers {
 		twg.Add(1)
 		go func() {
@@ -338,13 +340,13 @@ func runPhase(ctx context.Context, name string, takers []*taker, makers []*party
 		}()
 	}
 	twg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpuEnd := time.Since(start), cpu.sample()
 	cancel()
 	mwg.Wait()
 	calls, errs := rec.summaries()
 	r := PhaseResult{Name: name, TargetRate: rate, DurationS: elapsed.Seconds(), Settled: settled.Load(),
 		SettledPerS: float64(settled.Load()) / elapsed.Seconds(), Skipped: skipped.Load(), NotOffered: notOffered.Load(),
-		Calls: calls, Errors: errs}
+		Calls: calls, Errors: errs, CPU: cpuUse(cpuStart, cpuEnd, settled.Load())}
 	for _, c := range apiCalls {
 		if s := calls[c]; s.N > 0 && s.P99 > r.MaxAPICallP99 {
 			r.MaxAPICallP99, r.MaxAPICallName = s.P99, c

@@ -166,6 +166,10 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 		takers[i] = &taker{p: p, makers: hints, next: i * o.invite, invite: o.invite}
 	}
 	res := &Results{Makers: o.makers, Takers: o.takers, Invite: o.invite}
+	var meter cpuMeter
+	if desk != nil {
+		meter.deskPID = desk.cmd.Process.Pid
+	}
 
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -181,7 +185,7 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 	if o.deskPerf != "" && desk != nil {
 		stopPerf = desk.perf(o.deskPerf, stderr)
 	}
-	res.Max = runPhase(ctx, "max", takers, makers, o.duration, o.trades, 0)
+	res.Max = runPhase(ctx, "max", takers, makers, o.duration, o.trades, 0, meter)
 	if stopPerf != nil {
 		stopPerf()
 	}
@@ -193,7 +197,7 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 		return nil, err
 	}
 	if half := res.Max.SettledPerS / 2; half > 0 {
-		res.Half = runPhase(ctx, "half", takers, makers, o.duration, o.trades, half)
+		res.Half = runPhase(ctx, "half", takers, makers, o.duration, o.trades, half, meter)
 		fmt.Fprintf(stderr, "loadgen: half phase: %d settled at %.0f/s offered\n", res.Half.Settled, half)
 	}
 	if o.fanoutRounds > 0 {
@@ -235,11 +239,13 @@ func printResults(w io.Writer, r *Results) {
 	for _, p := range []PhaseResult{r.Max, r.Half} {
 		fmt.Fprintf(w, "\n%s phase (offered %.0f/s): %d settled in %.1fs = %.0f settled/s; skipped %d, not offered %d, errors %v\n",
 			p.Name, p.TargetRate, p.Settled, p.DurationS, p.SettledPerS, p.Skipped, p.NotOffered, p.Errors)
+		printCPU(w, p.CPU, "settled trade")
 		printCalls(w, p.Calls)
 	}
 	if r.Floor != nil {
 		fmt.Fprintf(w, "\ntransport floor: %d call sequences in %.1fs = %.0f/s (desk max phase = %.2f of it)\n",
 			r.Floor.Sequences, r.Floor.DurationS, r.Floor.SequencesPer, r.OfFloor)
+		printCPU(w, r.Floor.CPU, "call sequence")
 		printCalls(w, r.Floor.Calls)
 	}
 	if r.FloorHalf != nil {
@@ -251,6 +257,18 @@ func printResults(w io.Writer, r *Results) {
 		fmt.Fprintf(w, "\nfan-out: rfq.created to %d makers × %d rounds: p50 %.2f ms, p99 %.2f ms, max %.2f ms, missing %d\n",
 			r.Fanout.Invited, r.Fanout.Rounds, s.P50, s.P99, s.Max, r.Fanout.Missing)
 	}
+}
+
+// printCPU writes a phase's CPU use, per unit of work.
+func printCPU(w io.Writer, u *CPUUse, unit string) {
+	if u == nil {
+		return
+	}
+	if u.DeskS > 0 {
+		fmt.Fprintf(w, "  CPU: desk %.2f s + loadgen %.2f s = %.2f ms per %s (desk %.2f ms)\n", u.DeskS, u.LoadgenS, u.PerUnitMS, unit, u.DeskPerUnitMS)
+		return
+	}
+	fmt.Fprintf(w, "  CPU: %.2f s = %.2f ms per %s\n", u.LoadgenS, u.PerUnitMS, unit)
 }
 
 func printCalls(w io.Writer, calls map[string]Summary) {

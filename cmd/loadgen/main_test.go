@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -46,5 +47,53 @@ func TestSummarize(t *testing.T) {
 	}
 	if (summarize(nil) != Summary{}) {
 		t.Fatal("empty samples must give a zero summary")
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stat string
+		want time.Duration
+		ok   bool
+	}{
+		{"plain", "4242 (desk) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 9 0 1000 1 1", 3250 * time.Millisecond, true},
+		{"name with spaces and parens", "7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 1 1 1", 30 * time.Millisecond, true},
+		{"truncated", "7 (desk) S 1 7 7 0 -1 0 0 0 0 0 1", 0, false},
+		{"no name", "7 desk S 1", 0, false},
+		{"not a number", "7 (desk) S 1 7 7 0 -1 0 0 0 0 0 x 2 0", 0, false},
+	} {
+		got, ok := parseStatCPU([]byte(tc.stat))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: parseStatCPU = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestCPUUse(t *testing.T) {
+	from := cpuSample{self: time.Second, desk: 2 * time.Second, deskOK: true}
+	to := cpuSample{self: 3 * time.Second, desk: 8 * time.Second, deskOK: true}
+	u := cpuUse(from, to, 1000)
+	if u.LoadgenS != 2 || u.DeskS != 6 || u.PerUnitMS != 8 || u.DeskPerUnitMS != 6 {
+		t.Fatalf("cpuUse = %+v", *u)
+	}
+	if u := cpuUse(cpuSample{self: time.Second}, cpuSample{self: 2 * time.Second}, 0); u.DeskS != 0 || u.PerUnitMS != 0 {
+		t.Fatalf("without a desk or units: %+v", *u)
+	}
+}
+
+func TestCPUMeterReadsThisProcess(t *testing.T) {
+	m := cpuMeter{deskPID: os.Getpid()}
+	a := m.sample()
+	for x, i := 0, 0; i < 50_000_000; i++ { // burn some CPU so both readings move
+		x += i
+		_ = x
+	}
+	b := m.sample()
+	if !a.deskOK || !b.deskOK {
+		t.Fatal("/proc/self's stat was not read")
+	}
+	if b.self <= a.self {
+		t.Fatalf("rusage did not move: %v → %v", a.self, b.self)
 	}
 }
