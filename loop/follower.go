@@ -146,6 +146,7 @@ func (l *Loop) stopFollower() {
 	l.fol = nil
 	l.markOut = 0
 	l.stats.MarkPending.Store(0)
+	l.stats.FollowerLag.Store(0)
 }
 
 // followerDigests is the channel of the follower's answers (nil, never ready, without one).

@@ -131,3 +131,35 @@ func TestFollowerFailureFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowerQueueFullIsCounted: the loop reports the follower's queue length after each
+// record, and a record that finds the queue full waits for room and is counted as a stall.
+func TestFollowerQueueFullIsCounted(t *testing.T) {
+	l := &Loop{fol: &follower{feed: make(chan followItem, 2)}}
+	l.follow1(followItem{seq: 1})
+	if got := l.stats.FollowerLag.Load(); got != 1 || l.stats.FollowerStalls.Load() != 0 {
+		t.Fatalf("after one record: lag %d, stalls %d; want 1, 0", got, l.stats.FollowerStalls.Load())
+	}
+	l.follow1(followItem{seq: 2})
+	taken := make(chan uint64)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		taken <- (<-l.fol.feed).seq
+	}()
+	l.follow1(followItem{seq: 3}) // the queue is full: waits for the reader above
+	if seq := <-taken; seq != 1 {
+		t.Fatalf("the follower took record %d first, want 1", seq)
+	}
+	if n, ns := l.stats.FollowerStalls.Load(), l.stats.FollowerStallNanos.Load(); n != 1 || ns == 0 {
+		t.Fatalf("stalls %d over %d ns; want one, of some time", n, ns)
+	}
+	if got := l.stats.FollowerLag.Load(); got != 2 {
+		t.Fatalf("lag %d, want 2", got)
+	}
+	l.fol.done = make(chan struct{})
+	close(l.fol.done)
+	l.stopFollower()
+	if got := l.stats.FollowerLag.Load(); got != 0 {
+		t.Fatalf("lag %d after the follower stopped, want 0", got)
+	}
+}

@@ -135,6 +135,13 @@ type Stats struct {
 	FollowerFailures atomic.Uint64
 	// MarkPending is 1 while a CheckpointMark waits for the follower's digest.
 	MarkPending atomic.Int64
+	// FollowerLag is how many records waited for the follower after the loop's last
+	// input; FollowerStalls counts the inputs after which the loop found the follower's
+	// queue full and waited, FollowerStallNanos for how long in all: the pauses the
+	// follower costs the loop when it falls behind.
+	FollowerLag        atomic.Int64
+	FollowerStalls     atomic.Uint64
+	FollowerStallNanos atomic.Uint64
 }
 
 // request is one thing a transport asks of the loop.
@@ -411,7 +418,7 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	l.schedule(out.NextDeadline)
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
 	if l.fol != nil {
-		l.fol.feed <- followItem{seq: seq, rec: rec}
+		l.follow1(followItem{seq: seq, rec: rec})
 	}
 	if l.cfg.CheckpointEvery > 0 && !machine.IsCheckpoint(in) {
 		l.sinceCheckpoint++
@@ -419,6 +426,20 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 			l.checkpoint()
 		}
 	}
+}
+
+// follow1 hands the follower one record, waiting (and counting the wait) when its queue
+// is full.
+func (l *Loop) follow1(it followItem) {
+	select {
+	case l.fol.feed <- it:
+	default:
+		start := time.Now()
+		l.fol.feed <- it
+		l.stats.FollowerStalls.Add(1)
+		l.stats.FollowerStallNanos.Add(uint64(time.Since(start)))
+	}
+	l.stats.FollowerLag.Store(int64(len(l.fol.feed)))
 }
 
 // checkpointInterval is how many inputs pass before the next checkpoint.

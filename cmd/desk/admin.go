@@ -71,6 +71,12 @@ func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
 	fmt.Fprintf(w, "desk_follower_checkpoint_seconds_max %g\n", time.Duration(s.FollowerMaxNanos.Load()).Seconds())
 	metric("desk_follower_failures_total", "counter", "Follower desks dropped after an error (bugs); each is replaced at the next checkpoint.")
 	fmt.Fprintf(w, "desk_follower_failures_total %d\n", s.FollowerFailures.Load())
+	metric("desk_follower_lag_records", "gauge", "Journal records waiting for the follower desk after the loop's last input.")
+	fmt.Fprintf(w, "desk_follower_lag_records %d\n", s.FollowerLag.Load())
+	metric("desk_follower_stalls_total", "counter", "Inputs after which the loop waited for room in the follower's full queue.")
+	fmt.Fprintf(w, "desk_follower_stalls_total %d\n", s.FollowerStalls.Load())
+	metric("desk_follower_stall_seconds_total", "counter", "Time the loop waited for the follower's full queue.")
+	fmt.Fprintf(w, "desk_follower_stall_seconds_total %g\n", time.Duration(s.FollowerStallNanos.Load()).Seconds())
 
 	metric("desk_ledger_calls_total", "counter", "Ledger calls completed.")
 	fmt.Fprintf(w, "desk_ledger_calls_total %d\n", s.LedgerCalls.Load())
