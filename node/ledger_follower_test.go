@@ -2,10 +2,13 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/ledgersim"
 )
 
 // TestLedgerSnapshotsFromFollower: the first ledger snapshot is encoded from the live
@@ -95,5 +98,35 @@ func sameAsLive(t *testing.T, n *Node) {
 	}
 	if seq != s.seq || string(live) != string(s.state) {
 		t.Fatalf("the follower's snapshot at record %d differs from the live ledger's at %d", s.seq, seq)
+	}
+}
+
+// TestLedgerFollowerQueueFullIsCounted: a ledger record that finds the follower's queue
+// full waits for room, and is counted; the lag is the queue's length after each record.
+func TestLedgerFollowerQueueFullIsCounted(t *testing.T) {
+	n := &Node{ledgerLog: journal.NewMemLog(true), log: slog.New(slog.DiscardHandler)}
+	// A follower that never reads by itself: its one slot fills with the first record.
+	stuck := &ledgerFollower{feed: make(chan ledgerFollowRecord, 1)}
+	n.ledgerFollower.Store(stuck)
+	tick := ledgersim.Input{Kind: ledgersim.InputTick, At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	n.recordLedger(tick)
+	lag, stalls := n.LedgerSnapshots.FollowerLag.Load(), n.LedgerSnapshots.FollowerStalls.Load()
+	if lag != 1 || stalls != 0 {
+		t.Fatalf("before the queue was full: lag %d, stalls %d; want 1, 0", lag, stalls)
+	}
+	taken := make(chan uint64)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		taken <- (<-stuck.feed).seq
+	}()
+	n.recordLedger(tick) // the queue is full: waits for the reader above
+	if seq := <-taken; seq != 1 {
+		t.Fatalf("the follower took record %d first, want 1", seq)
+	}
+	if s, ns := n.LedgerSnapshots.FollowerStalls.Load(), n.LedgerSnapshots.FollowerStallNanos.Load(); s != 1 || ns == 0 {
+		t.Fatalf("stalls %d over %d ns; want one, of some time", s, ns)
+	}
+	if got := n.LedgerSnapshots.FollowerLag.Load(); got != 1 {
+		t.Fatalf("lag %d, want 1", got)
 	}
 }

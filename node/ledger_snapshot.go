@@ -199,6 +199,9 @@ func (n *Node) replaceLedgerFollower(f *ledgerFollower) {
 	}
 	var old *ledgerFollower
 	n.Ledger.L.Exclusive(func() { old = n.ledgerFollower.Swap(f) })
+	if f == nil {
+		n.LedgerSnapshots.FollowerLag.Store(0)
+	}
 	if old != nil {
 		old.stop()
 	}

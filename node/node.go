@@ -123,6 +123,13 @@ type LedgerSnapshotStats struct {
 	FromLedger, FromFollower, FollowerFailures atomic.Uint64
 	// LastSeq is the ledger journal record the newest snapshot covers.
 	LastSeq atomic.Uint64
+	// FollowerLag is how many records waited for the follower after the last ledger
+	// record; FollowerStalls counts the records that found its queue full, and
+	// FollowerStallNanos how long the ledger call that wrote them waited for room (with
+	// the ledger's lock held: every ledger call waited).
+	FollowerLag        atomic.Int64
+	FollowerStalls     atomic.Uint64
+	FollowerStallNanos atomic.Uint64
 }
 
 // Recovery describes a start.
@@ -365,7 +372,16 @@ func (n *Node) recordLedger(in ledgersim.Input) {
 	n.lastLedger.Store(p)
 	if f := n.ledgerFollower.Load(); f != nil {
 		seq, _ := p.Seqs()
-		f.feed <- ledgerFollowRecord{seq: seq, rec: rec}
+		it := ledgerFollowRecord{seq: seq, rec: rec}
+		select {
+		case f.feed <- it:
+		default:
+			start := time.Now()
+			f.feed <- it
+			n.LedgerSnapshots.FollowerStalls.Add(1)
+			n.LedgerSnapshots.FollowerStallNanos.Add(uint64(time.Since(start)))
+		}
+		n.LedgerSnapshots.FollowerLag.Store(int64(len(f.feed)))
 	}
 }
 

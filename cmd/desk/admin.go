@@ -89,6 +89,12 @@ func writeMetrics(w io.Writer, n *node.Node, m transport.MetricsSnapshot) {
 	fmt.Fprintf(w, "desk_ledger_snapshots_total{source=\"follower\"} %d\n", n.LedgerSnapshots.FromFollower.Load())
 	metric("desk_ledger_follower_failures_total", "counter", "Ledger followers that failed (bugs); each is replaced at the next snapshot.")
 	fmt.Fprintf(w, "desk_ledger_follower_failures_total %d\n", n.LedgerSnapshots.FollowerFailures.Load())
+	metric("desk_ledger_follower_lag_records", "gauge", "Ledger journal records waiting for the follower ledger.")
+	fmt.Fprintf(w, "desk_ledger_follower_lag_records %d\n", n.LedgerSnapshots.FollowerLag.Load())
+	metric("desk_ledger_follower_stalls_total", "counter", "Ledger records that waited for room in the follower's full queue (the ledger's lock held).")
+	fmt.Fprintf(w, "desk_ledger_follower_stalls_total %d\n", n.LedgerSnapshots.FollowerStalls.Load())
+	metric("desk_ledger_follower_stall_seconds_total", "counter", "Time ledger records waited for the follower's full queue.")
+	fmt.Fprintf(w, "desk_ledger_follower_stall_seconds_total %g\n", time.Duration(n.LedgerSnapshots.FollowerStallNanos.Load()).Seconds())
 	metric("desk_ledger_offset", "gauge", "The embedded ledger's offset.")
 	fmt.Fprintf(w, "desk_ledger_offset %d\n", n.Ledger.L.Offset())
 
