@@ -13,7 +13,7 @@ import (
 	"github.com/deskco/rfqdesk/node"
 )
 
-// TestReplayMatchesEveryCheckpoint records lifecycles with a checkpoint every 5 inputs
+// TestReplayMatchesEveryCheckpoint records lifecycles with a checkpoint due every 5 inputs
 // (digests of the state the live desk built with machine.Apply) and replays the journal
 // (machine.ApplyQuiet, digests hashed on the digester): every checkpoint must verify, with
 // and without a step callback, and both replays must end in the same state.
@@ -52,10 +52,17 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
+	// How many checkpoints the desk took depends on how fast its follower answered each
+	// mark (the loop takes no new mark while one is outstanding): about 20 on an idle
+	// machine, 9 seen under CI's load. Every one must verify, and there must be a few.
 	var digests [2][32]byte
+	seen := 0
 	for i, each := range []func(node.Step) bool{nil, func(st node.Step) bool {
-		if st.Checkpoint && !st.Verified {
-			t.Errorf("checkpoint at %d did not verify", st.Seq)
+		if st.Checkpoint {
+			seen++
+			if !st.Verified {
+				t.Errorf("checkpoint at %d did not verify", st.Seq)
+			}
 		}
 		return true
 	}} {
@@ -63,8 +70,11 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.DigestMismatch != 0 || rec.Checkpoints < 10 {
-			t.Fatalf("replay %d: %+v, want at least 10 checkpoints and no mismatch", i, rec)
+		if rec.DigestMismatch != 0 || rec.Checkpoints < 4 {
+			t.Fatalf("replay %d: %+v, want at least 4 checkpoints and no mismatch", i, rec)
+		}
+		if i == 1 && seen != rec.Checkpoints {
+			t.Fatalf("the step callback saw %d checkpoints, the replay counted %d", seen, rec.Checkpoints)
 		}
 		if digests[i], err = desk.Digest(); err != nil {
 			t.Fatal(err)
