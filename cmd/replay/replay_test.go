@@ -97,12 +97,14 @@ func record(t *testing.T) (recorded, error) {
 	clock.Advance(time.Second)
 	d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Buy, Qty: money.MustParse("0.1"),
 		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{maker.Hint}, TTLSeconds: 600}), 200)
-	ledgerSum := n.Ledger.L.Digest()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.Close(ctx); err != nil {
 		return recorded{}, err
 	}
+	// Read once the node is closed: a ledger call the desk still had in flight (the
+	// accepted trade's) may land, and be journaled, until its workers have stopped.
+	ledgerSum := n.Ledger.L.Digest()
 	r := recorded{dir: dir, ledgerDigest: hex.EncodeToString(ledgerSum[:])}
 	// Read the live desk's last checkpoint.
 	recs := readAll(t, filepath.Join(dir, "desk"))
