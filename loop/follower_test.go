@@ -136,17 +136,17 @@ func TestFollowerFailureFallsBack(t *testing.T) {
 // record, and a record that finds the queue full waits for room and is counted as a stall.
 func TestFollowerQueueFullIsCounted(t *testing.T) {
 	l := &Loop{fol: &follower{feed: make(chan followItem, 2)}}
-	l.follow1(followItem{seq: 1})
+	l.feedFollower(followItem{seq: 1})
 	if got := l.stats.FollowerLag.Load(); got != 1 || l.stats.FollowerStalls.Load() != 0 {
 		t.Fatalf("after one record: lag %d, stalls %d; want 1, 0", got, l.stats.FollowerStalls.Load())
 	}
-	l.follow1(followItem{seq: 2})
+	l.feedFollower(followItem{seq: 2})
 	taken := make(chan uint64)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		taken <- (<-l.fol.feed).seq
 	}()
-	l.follow1(followItem{seq: 3}) // the queue is full: waits for the reader above
+	l.feedFollower(followItem{seq: 3}) // the queue is full: waits for the reader above
 	if seq := <-taken; seq != 1 {
 		t.Fatalf("the follower took record %d first, want 1", seq)
 	}

@@ -418,7 +418,7 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	l.schedule(out.NextDeadline)
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
 	if l.fol != nil {
-		l.follow1(followItem{seq: seq, rec: rec})
+		l.feedFollower(followItem{seq: seq, rec: rec})
 	}
 	if l.cfg.CheckpointEvery > 0 && !machine.IsCheckpoint(in) {
 		l.sinceCheckpoint++
@@ -428,9 +428,9 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	}
 }
 
-// follow1 hands the follower one record, waiting (and counting the wait) when its queue
+// feedFollower hands the follower one record, waiting (and counting the wait) when its queue
 // is full.
-func (l *Loop) follow1(it followItem) {
+func (l *Loop) feedFollower(it followItem) {
 	select {
 	case l.fol.feed <- it:
 	default:

@@ -4,7 +4,8 @@
 //  1. in process: loop BenchmarkLifecycle (full lifecycles with ledgersim and real
 //     signatures beside the signature-only floor of the same run), with a CPU profile;
 //  2. over the wire: cmd/loadgen against the real desk process, beside the bare
-//     httprouter transport floor of the same run, with loadgen's CPU profile;
+//     httprouter transport floor of the same run, with loadgen's CPU profile, and the
+//     ceiling the CPU time of the floor's calls and of the signatures sets on this machine;
 //  3. stream: bench BenchmarkStream (10,000 sockets, fan-out to 1,000) and loadgen's
 //     fan-out to 100 invited makers through the desk;
 //  4. journal and recovery: journal BenchmarkAppend and BenchmarkReplay, node
