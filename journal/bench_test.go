@@ -5,7 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 )
 
 const (
@@ -181,4 +185,96 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/1M")
 	recordsPerSecond(b, b.N*benchReplay)
+}
+
+// BenchmarkAppendDuringSnapshot measures what a large snapshot's write does to the
+// appends beside it: 8 appenders append 200-byte records (each Append waits for its
+// fsync) while each op saves a snapshot of 64 or 256 MiB, and the appends' latency is
+// reported (p50, p99, max in ms), beside the same appenders with no snapshot written
+// ("quiet", measured first, for as long as the snapshots took).
+func BenchmarkAppendDuringSnapshot(b *testing.B) {
+	for _, mib := range []int{64, 256} {
+		b.Run(strconv.Itoa(mib)+"MiB", func(b *testing.B) { appendDuringSnapshot(b, mib<<20) })
+	}
+}
+
+func appendDuringSnapshot(b *testing.B, size int) {
+	const appenders = 8
+	rec := make([]byte, benchRecordSize)
+	snap := make([]byte, size)
+	for i := range snap {
+		snap[i] = byte(i * 7)
+	}
+	l, err := OpenDir(b.TempDir(), Options{MaxSnapshotSize: int64(size), KeepSnapshots: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	// appendFor runs the appenders until stop closes and returns every Append's latency.
+	appendFor := func(stop <-chan struct{}) []time.Duration {
+		var mu sync.Mutex
+		var all []time.Duration
+		var wg sync.WaitGroup
+		for range appenders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []time.Duration
+				for {
+					select {
+					case <-stop:
+						mu.Lock()
+						all = append(all, mine...)
+						mu.Unlock()
+						return
+					default:
+					}
+					start := time.Now()
+					if _, err := l.Append(context.Background(), rec); err != nil {
+						b.Error(err)
+						return
+					}
+					mine = append(mine, time.Since(start))
+				}
+			}()
+		}
+		<-stop
+		wg.Wait()
+		slices.Sort(all)
+		return all
+	}
+	report := func(lat []time.Duration, prefix string) {
+		if len(lat) == 0 {
+			return
+		}
+		at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
+		b.ReportMetric(at(0.5), prefix+"p50-ms")
+		b.ReportMetric(at(0.99), prefix+"p99-ms")
+		b.ReportMetric(at(1), prefix+"max-ms")
+	}
+	if _, err := l.Append(context.Background(), rec); err != nil {
+		b.Fatal(err)
+	}
+	// Time the snapshots first with nothing beside them, for the quiet phase's length.
+	start := time.Now()
+	if err := l.SaveSnapshot(l.LastSeq(), snap); err != nil {
+		b.Fatal(err)
+	}
+	alone := time.Since(start)
+	stop := make(chan struct{})
+	time.AfterFunc(max(alone, 100*time.Millisecond)*time.Duration(max(b.N, 3)), func() { close(stop) })
+	quiet := appendFor(stop)
+
+	b.ResetTimer()
+	stop = make(chan struct{})
+	done := make(chan []time.Duration)
+	go func() { done <- appendFor(stop) }()
+	for b.Loop() {
+		if err := l.SaveSnapshot(l.LastSeq(), snap); err != nil {
+			b.Fatal(err)
+		}
+	}
+	close(stop)
+	report(<-done, "")
+	report(quiet, "quiet-")
 }

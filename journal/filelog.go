@@ -457,7 +457,7 @@ func (l *FileLog) writeFileAtomic(path string, head, body []byte) error {
 	}
 	_, err = f.Write(head)
 	if err == nil {
-		_, err = f.Write(body)
+		err = l.writePaced(f, int64(len(head)), body)
 	}
 	if err == nil {
 		err = l.syncFile(f)
@@ -479,6 +479,38 @@ func (l *FileLog) writeFileAtomic(path string, head, body []byte) error {
 		return err
 	}
 	return l.syncDir()
+}
+
+// writebackChunk is the piece of a large file (a snapshot) whose writeback writePaced
+// starts at a time; at most writebackInFlight of them are being written to the device at
+// once.
+const (
+	writebackChunk    = 256 << 10
+	writebackInFlight = 2
+)
+
+// writePaced writes body at off in chunks, starting each chunk's writeback as it is
+// written and waiting for the one writebackInFlight chunks back, so the device never has
+// more than a few MiB of this file queued. Written at once and left to the final fsync, a
+// large snapshot queues all of itself on the device, and the journal's fsyncs beside it
+// wait behind it (BenchmarkAppendDuringSnapshot). Without syncs (SyncNone), or for a
+// small body, it is one write.
+func (l *FileLog) writePaced(f *os.File, off int64, body []byte) error {
+	if l.opts.Sync == SyncNone || len(body) <= writebackChunk {
+		_, err := f.Write(body)
+		return err
+	}
+	for start := 0; start < len(body); start += writebackChunk {
+		end := min(start+writebackChunk, len(body))
+		if _, err := f.Write(body[start:end]); err != nil {
+			return err
+		}
+		startWriteback(f, off+int64(start), int64(end-start))
+		if back := start - writebackInFlight*writebackChunk; back >= 0 {
+			awaitWriteback(f, off+int64(back), writebackChunk)
+		}
+	}
+	return nil
 }
 
 func (l *FileLog) syncFile(f *os.File) error {

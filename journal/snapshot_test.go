@@ -69,6 +69,37 @@ func TestSnapshotSaveLoad(t *testing.T) {
 	}
 }
 
+// TestLargeSnapshotPaced: a snapshot larger than a writeback chunk is written in paced
+// chunks (writePaced); sizes around the chunk's multiples, with and without syncs, load
+// back whole, also after a reopen.
+func TestLargeSnapshotPaced(t *testing.T) {
+	for _, sync := range []SyncMode{SyncAlways, SyncNone} {
+		for _, size := range []int{writebackChunk, writebackChunk + 1, 3*writebackChunk - 1, 5*writebackChunk + 17} {
+			t.Run(fmt.Sprintf("sync%d/%d", sync, size), func(t *testing.T) {
+				dir := t.TempDir()
+				l := open(t, dir, Options{Sync: sync})
+				appendN(t, l, 1, 3)
+				data := make([]byte, size)
+				for i := range data {
+					data[i] = byte(i*31 + i>>8)
+				}
+				if err := l.SaveSnapshot(3, data); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				l = open(t, dir, Options{Sync: sync})
+				defer l.Close()
+				seq, got, ok, err := l.LoadSnapshot()
+				if err != nil || !ok || seq != 3 || !bytes.Equal(got, data) {
+					t.Fatalf("LoadSnapshot = %d, %d bytes, %v, %v; want 3 and the %d bytes saved", seq, len(got), ok, err, size)
+				}
+			})
+		}
+	}
+}
+
 // TestSnapshotCrashBeforeRename: a crash after the snapshot was written to
 // its temporary file but before the rename leaves the previous snapshot in
 // force; the leftover file is removed at the next open.
