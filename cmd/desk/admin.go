@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -11,9 +12,12 @@ import (
 	"github.com/deskco/rfqdesk/transport"
 )
 
-// adminHandler serves /healthz (the process is up), /readyz (it serves requests) and
-// /metrics (Prometheus text format: requests, loop, ledger and stream figures). It needs no
-// key and must never be on the public listener.
+// adminHandler serves /healthz (the process is up), /readyz (it serves requests),
+// /metrics (Prometheus text format: requests, loop, ledger and stream figures) and the Go
+// runtime's profiles under /debug/pprof/ (CPU, heap, goroutines, execution trace: what an
+// operator needs to see where a live desk's time and memory go). It needs no key and must
+// never be on the public listener. (Importing net/http/pprof also registers its handlers
+// on http.DefaultServeMux, which the desk never serves.)
 func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool, houses []*houseMaker) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -31,6 +35,11 @@ func adminHandler(n *node.Node, srv *transport.Server, ready *atomic.Bool, house
 		writeMetrics(w, n, srv.Metrics())
 		writeHouseMetrics(w, houses)
 	})
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -474,10 +474,13 @@ func TestMalformedBodiesNeverFail5xx(t *testing.T) {
 	}
 }
 
-// TestAdminEndpoints: health, readiness and metrics on the admin listener only.
+// TestAdminEndpoints: health, readiness, metrics and the runtime's profiles on the admin
+// listener only.
 func TestAdminEndpoints(t *testing.T) {
 	d := startLive(t, baseConfig)
-	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "desk_loop_inputs_total"} {
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "desk_loop_inputs_total",
+		"/debug/pprof/": "goroutine", "/debug/pprof/goroutine?debug=1": "goroutine profile: total",
+		"/debug/pprof/heap?debug=1": "heap profile:", "/debug/pprof/cmdline": "-test."} {
 		status, body := rawCall(t, "GET", d.admin+path, "", "")
 		if status != 200 || !strings.Contains(body, want) {
 			t.Errorf("admin %s: %d %s", path, status, body)

@@ -1,5 +1,5 @@
 // Command desk runs the request-for-quote swap desk: the public API (REST and the maker
-// stream) on -addr, health and Prometheus metrics on -admin-addr, and the embedded ledger
+// stream) on -addr, health, Prometheus metrics and profiles on -admin-addr, and the embedded ledger
 // simulator, all durable under -data. With no flags it serves a testnet desk on
 // 127.0.0.1:8080 with data in ./desk-data.
 package main
@@ -47,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs := flag.NewFlagSet("desk", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "public API listen address")
-	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:9090", "health and metrics listen address (never public)")
+	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:9090", "health, metrics and profiles listen address (never public)")
 	fs.StringVar(&f.data, "data", "./desk-data", "data directory (journals and snapshots)")
 	fs.StringVar(&f.network, "network", "", "ledger profile: testnet, sandbox or mainnet (overrides the file)")
 	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
