@@ -1,6 +1,6 @@
 // Command desk runs the request-for-quote swap desk: the public API (REST and the maker
-// stream) on -addr, health, Prometheus metrics and profiles on -admin-addr, and the embedded ledger
-// simulator, all durable under -data. With no flags it serves a testnet desk on
+// stream) on -addr, health, Prometheus metrics and profiles on -admin-addr, and the
+// embedded ledger simulator, all durable under -data. With no flags it serves a testnet desk on
 // 127.0.0.1:8080 with data in ./desk-data.
 package main
 
