@@ -490,8 +490,8 @@ const (
 )
 
 // writePaced writes body at off in chunks, starting each chunk's writeback as it is
-// written and waiting for the one writebackInFlight chunks back, so the device never has
-// more than a few MiB of this file queued. Written at once and left to the final fsync, a
+// written and waiting for the chunk writebackInFlight chunks back, so the device never
+// has more than about a MiB of this file queued. Written at once and left to the final fsync, a
 // large snapshot queues all of itself on the device, and the journal's fsyncs beside it
 // wait behind it (BenchmarkAppendDuringSnapshot). Without syncs (SyncNone), or for a
 // small body, it is one write.
