@@ -143,7 +143,8 @@ func TestFollowerQueueFullIsCounted(t *testing.T) {
 	l.feedFollower(followItem{seq: 2})
 	taken := make(chan uint64)
 	go func() {
-		time.Sleep(20 * time.Millisecond)
+		// Long enough for the send below to have found the queue full.
+		time.Sleep(50 * time.Millisecond)
 		taken <- (<-l.fol.feed).seq
 	}()
 	l.feedFollower(followItem{seq: 3}) // the queue is full: waits for the reader above

@@ -116,7 +116,8 @@ func TestLedgerFollowerQueueFullIsCounted(t *testing.T) {
 	}
 	taken := make(chan uint64)
 	go func() {
-		time.Sleep(20 * time.Millisecond)
+		// Long enough for the send below to have found the queue full.
+		time.Sleep(50 * time.Millisecond)
 		taken <- (<-stuck.feed).seq
 	}()
 	n.recordLedger(tick) // the queue is full: waits for the reader above
