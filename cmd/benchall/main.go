@@ -8,8 +8,9 @@
 //     ceiling the CPU time of the floor's calls and of the signatures sets on this machine;
 //  3. stream: bench BenchmarkStream (10,000 sockets, fan-out to 1,000) and loadgen's
 //     fan-out to 100 invited makers through the desk;
-//  4. journal and recovery: journal BenchmarkAppend and BenchmarkReplay, node
-//     BenchmarkReplay and BenchmarkStartToReady;
+//  4. journal and recovery: journal BenchmarkAppend, BenchmarkReplay and
+//     BenchmarkAppendDuringSnapshot (256 MiB), node BenchmarkReplay and
+//     BenchmarkStartToReady;
 //  5. simulation: cmd/sim on the standard scenario for a bounded simulated duration;
 //  6. memory: bench BenchmarkDeskMemory.
 //
@@ -94,7 +95,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{"inproc", s.inProcess},
 		{"wire", s.overTheWire},
 		{"stream", func() { s.goBench("bench", "./bench", "^BenchmarkStream$", "1x", false) }},
-		{"journal", func() { s.goBench("journal", "./journal", "^BenchmarkAppend$|^BenchmarkReplay$", "", false) }},
+		{"journal", func() {
+			s.goBench("journal", "./journal", "^BenchmarkAppend$|^BenchmarkReplay$", "", false)
+			s.goBench("journal", "./journal", "^BenchmarkAppendDuringSnapshot$/^256MiB$", "4x", false)
+		}},
 		{"node", func() { s.goBench("node", "./node", "^BenchmarkReplay$|^BenchmarkStartToReady$", "", false) }},
 		{"sim", s.simulation},
 		{"memory", func() { s.goBench("memory", "./bench", "^BenchmarkDeskMemory$", "1x", false) }},

@@ -141,3 +141,20 @@ func TestWireCeilingRows(t *testing.T) {
 		t.Errorf("without CPU numbers: %+v", rows)
 	}
 }
+
+// TestSnapshotStallRow: the journal group shows the longest append beside a snapshot
+// write, with its p99 and the quiet phase's longest in the note.
+func TestSnapshotStallRow(t *testing.T) {
+	s := &suite{opts: options{skip: "inproc,wire,stream,node,sim,memory"}, res: &Results{Benchmarks: map[string][]Bench{"journal": {
+		{Name: "BenchmarkAppendDuringSnapshot/256MiB", Metrics: map[string]float64{"max-ms": 21.5, "p99-ms": 3.25, "quiet-max-ms": 0.75}},
+	}}}}
+	for _, r := range s.rows() {
+		if strings.HasPrefix(r.Metric, "longest append (fsync'd) beside a 256 MiB snapshot write") {
+			if r.Value != 21.5 || r.Note != "p99 3.25 ms; with no snapshot: longest 0.75 ms" {
+				t.Errorf("row %+v", r)
+			}
+			return
+		}
+	}
+	t.Fatal("no snapshot-stall row")
+}

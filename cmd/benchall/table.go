@@ -221,6 +221,13 @@ func (s *suite) rows() []Row {
 	} else if !s.skipped("journal") {
 		missing("journal", "appends/s", "journal benchmarks gave no result")
 	}
+	if v, ok := s.metric("journal", "BenchmarkAppendDuringSnapshot/256MiB", "max-ms"); ok {
+		r := info("journal", "longest append (fsync'd) beside a 256 MiB snapshot write", v, "ms")
+		p99, _ := s.metric("journal", "BenchmarkAppendDuringSnapshot/256MiB", "p99-ms")
+		quiet, _ := s.metric("journal", "BenchmarkAppendDuringSnapshot/256MiB", "quiet-max-ms")
+		r.Note = fmt.Sprintf("p99 %.2f ms; with no snapshot: longest %.2f ms", p99, quiet)
+		rows = append(rows, r)
+	}
 	if v, ok := s.metric("node", "BenchmarkReplay/replay", "inputs/s"); ok {
 		rows = append(rows, atLeast("recovery", "desk replay inputs/s (read + decode + apply + checkpoints; the desk's GOGC 200)", v, "/s", 200000))
 		if g, ok := s.metric("node", "BenchmarkReplay/replay-gogc-100", "inputs/s"); ok {
