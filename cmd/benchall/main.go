@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -94,14 +95,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}{
 		{"inproc", s.inProcess},
 		{"wire", s.overTheWire},
-		{"stream", func() { s.goBench("bench", "./bench", "^BenchmarkStream$", "1x", false) }},
+		{"stream", func() { s.goBench("bench", "./bench", "^BenchmarkStream$", "1x", 1, false) }},
 		{"journal", func() {
-			s.goBench("journal", "./journal", "^BenchmarkAppend$|^BenchmarkReplay$", "", false)
-			s.goBench("journal", "./journal", "^BenchmarkAppendDuringSnapshot$/^256MiB$", "4x", false)
+			s.goBench("journal", "./journal", "^BenchmarkAppend$|^BenchmarkReplay$", "", 1, false)
+			s.goBench("journal", "./journal", "^BenchmarkAppendDuringSnapshot$/^256MiB$", "4x", 1, false)
 		}},
-		{"node", func() { s.goBench("node", "./node", "^BenchmarkReplay$|^BenchmarkStartToReady$", "", false) }},
+		{"node", func() { s.goBench("node", "./node", "^BenchmarkReplay$|^BenchmarkStartToReady$", "", 3, false) }},
 		{"sim", s.simulation},
-		{"memory", func() { s.goBench("memory", "./bench", "^BenchmarkDeskMemory$", "1x", false) }},
+		{"memory", func() { s.goBench("memory", "./bench", "^BenchmarkDeskMemory$", "1x", 1, false) }},
 	}
 	for _, st := range steps {
 		if skip[st.name] {
@@ -155,10 +156,11 @@ func (s *suite) command(timeout time.Duration, name string, args ...string) ([]b
 	return out, err
 }
 
-// goBench runs benchmarks of one package with -benchmem and -json, and keeps their results
-// under key; profile adds a CPU profile whose top entries are kept too.
-func (s *suite) goBench(key, pkg, pattern, benchtime string, profile bool) {
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", "1", "-json", "-timeout", "5m"}
+// goBench runs benchmarks of one package count times with -benchmem and -json, and keeps
+// their results under key (the table reads the median of the repetitions); profile adds a
+// CPU profile whose top entries are kept too.
+func (s *suite) goBench(key, pkg, pattern, benchtime string, count int, profile bool) {
+	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", strconv.Itoa(count), "-json", "-timeout", "5m"}
 	if benchtime != "" {
 		args = append(args, "-benchtime", benchtime)
 	}
@@ -199,7 +201,7 @@ func (s *suite) pprofTop(key, bin, prof string) {
 }
 
 func (s *suite) inProcess() {
-	s.goBench("inproc", "./loop", "^BenchmarkLifecycle$", "3s", true)
+	s.goBench("inproc", "./loop", "^BenchmarkLifecycle$", "3s", 3, true)
 }
 
 // LoadgenResults mirrors the JSON cmd/loadgen writes (the parts the table uses).

@@ -158,3 +158,29 @@ func TestSnapshotStallRow(t *testing.T) {
 	}
 	t.Fatal("no snapshot-stall row")
 }
+
+// TestMetricMedian: a benchmark repeated with -count reads as the median of its runs.
+func TestMetricMedian(t *testing.T) {
+	for _, tc := range []struct {
+		values []float64
+		want   float64
+	}{
+		{[]float64{0.61}, 0.61},
+		{[]float64{0.62, 0.48, 0.60}, 0.60},
+		{[]float64{0.5, 0.7, 0.6, 0.4}, 0.55},
+	} {
+		var bs []Bench
+		for _, v := range tc.values {
+			bs = append(bs, Bench{Name: "BenchmarkLifecycle/desk", Metrics: map[string]float64{"of-floor": v}},
+				Bench{Name: "BenchmarkLifecycle/other", Metrics: map[string]float64{"of-floor": 9}})
+		}
+		s := &suite{res: &Results{Benchmarks: map[string][]Bench{"inproc": bs}}}
+		if got, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor"); !ok || got != tc.want {
+			t.Errorf("%v: metric = %v, %v; want %v", tc.values, got, ok, tc.want)
+		}
+	}
+	s := &suite{res: &Results{Benchmarks: map[string][]Bench{}}}
+	if _, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor"); ok {
+		t.Error("a benchmark that did not run was found")
+	}
+}

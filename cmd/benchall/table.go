@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,15 +40,24 @@ func info(group, metric string, v float64, unit string) Row {
 	return Row{Group: group, Metric: metric, Value: v, Unit: unit}
 }
 
-// metric finds a benchmark's value: key is the package key, name the benchmark name.
+// metric finds a benchmark's value: key is the package key, name the benchmark name. A
+// benchmark run several times (-count) gives the median of its repetitions: one slow
+// repetition on a noisy host moves it less than a mean.
 func (s *suite) metric(key, name, unit string) (float64, bool) {
+	var vs []float64
 	for _, b := range s.res.Benchmarks[key] {
-		if b.Name == name {
-			v, ok := b.Metrics[unit]
-			return v, ok
+		if v, ok := b.Metrics[unit]; ok && b.Name == name {
+			vs = append(vs, v)
 		}
 	}
-	return 0, false
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 0 {
+		return (vs[n/2-1] + vs[n/2]) / 2, true
+	}
+	return vs[len(vs)/2], true
 }
 
 // wireCeiling is what the machine allows over the wire, from the CPU time of the same
