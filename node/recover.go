@@ -82,13 +82,8 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 	// the end, so the hash also overlaps the inputs after it; with one, each step waits for
 	// its own checkpoint's verdict. A mark's digest is compared when its CheckpointDigest
 	// comes, usually a few inputs later.
-	var dg *digester
-	defer func() {
-		if dg != nil {
-			dg.close()
-		}
-	}()
 	var ck replayCheckpoints
+	defer ck.close()
 	for batch := range batches {
 		for _, r := range batch {
 			if r.err != nil {
@@ -109,10 +104,7 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 					ck.count(&rec, verified)
 					break
 				}
-				if dg == nil {
-					dg = newDigester()
-				}
-				if err := ck.start(&rec, dg, desk, r.seq); err != nil {
+				if err := ck.start(&rec, desk, r.seq); err != nil {
 					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
 				}
 				ck.want, ck.step = cp.Digest, &step
@@ -120,10 +112,7 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 					ck.settle(&rec)
 				}
 			case machine.CheckpointMark:
-				if dg == nil {
-					dg = newDigester()
-				}
-				if err := ck.start(&rec, dg, desk, r.seq); err != nil {
+				if err := ck.start(&rec, desk, r.seq); err != nil {
 					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
 				}
 			case machine.CheckpointDigest:
@@ -147,8 +136,8 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 }
 
 // replayCheckpoints follows the checkpoint digest a replay has in flight: the digest of
-// the state before record before, being hashed, and once its journaled value is known, that
-// value and the step that reports the verdict.
+// the state before record before, being hashed (by dg, made at the first checkpoint), and
+// once its journaled value is known, that value and the step that reports the verdict.
 type replayCheckpoints struct {
 	dg      *digester
 	hashing bool
@@ -159,10 +148,12 @@ type replayCheckpoints struct {
 
 // start digests the desk's state as it is before record seq, after collecting the digest in
 // flight (at most one is): a mark whose digest never came is dropped here.
-func (c *replayCheckpoints) start(rec *Recovery, dg *digester, desk *machine.Desk, seq uint64) error {
+func (c *replayCheckpoints) start(rec *Recovery, desk *machine.Desk, seq uint64) error {
 	c.settle(rec)
-	c.dg = dg
-	if err := dg.start(desk); err != nil {
+	if c.dg == nil {
+		c.dg = newDigester()
+	}
+	if err := c.dg.start(desk); err != nil {
 		return err
 	}
 	c.hashing, c.before = true, seq
@@ -181,6 +172,13 @@ func (c *replayCheckpoints) settle(rec *Recovery) {
 		c.count(rec, c.step.Verified)
 	}
 	c.hashing, c.want, c.step = false, "", nil
+}
+
+// close stops the digester, if a checkpoint made one.
+func (c *replayCheckpoints) close() {
+	if c.dg != nil {
+		c.dg.close()
+	}
 }
 
 // count adds one checkpoint's verdict to the recovery's counters.
