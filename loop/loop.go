@@ -471,7 +471,7 @@ func (l *Loop) checkpoint() {
 // (and, with a follower, snapshotted).
 func (l *Loop) finishCheckpoints() {
 	l.awaitMark()
-	if l.cfg.CheckpointEvery > 0 && l.sinceCheckpoint > 0 && l.sinceCheckpoint >= l.checkpointInterval() {
+	if l.cfg.CheckpointEvery > 0 && l.sinceCheckpoint >= l.checkpointInterval() {
 		if l.fol == nil {
 			l.sinceCheckpoint = 0
 			l.checkpointHere(false) // no follower to seed: the loop is stopping
