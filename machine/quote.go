@@ -40,12 +40,18 @@ func (q *Quote) wireStatus() string {
 }
 
 // quoteDTO renders a quote on the wire.
-func (d *Desk) quoteDTO(q *Quote) QuoteDTO {
-	anchors := make([]string, 0, len(q.Allocations))
+func (d *Desk) quoteDTO(q *Quote) QuoteDTO { return d.quoteDTOFrom(q, nil) }
+
+// quoteDTOFrom is quoteDTO taking the anchors' slice from strs when it is not nil.
+func (d *Desk) quoteDTOFrom(q *Quote, strs *stringArena) QuoteDTO {
+	var anchors []string
 	if q.Anchored {
-		for _, al := range q.Allocations {
-			anchors = append(anchors, al.CID)
+		anchors = strs.take(len(q.Allocations))
+		for i, al := range q.Allocations {
+			anchors[i] = al.CID
 		}
+	} else {
+		anchors = strs.take(0)
 	}
 	return QuoteDTO{
 		QuoteID: q.ID, RfqID: q.RFQ, Maker: d.hintOf(q.Maker), Price: q.Price,

@@ -201,8 +201,9 @@ func (r reader) config() ConfigDTO {
 // order only to collect: sortByTime is a total order (creation time, then the unique id),
 // so the walk never decides the result, and a read costs a scan of the party's own RFQs.
 func (r reader) rfqsWhere(keep func(*RFQ) bool) []*RFQ {
-	var out []*RFQ
-	for _, x := range r.d.rfqsOf(r.p.ID) {
+	index := r.d.rfqsOf(r.p.ID)
+	out := make([]*RFQ, 0, len(index))
+	for _, x := range index {
 		if keep(x) {
 			out = append(out, x)
 		}
@@ -211,32 +212,80 @@ func (r reader) rfqsWhere(keep func(*RFQ) bool) []*RFQ {
 	return out
 }
 
+// stringArena hands out string slices cut from one allocation, so that a list read
+// allocates its DTOs' small slices (invited makers, anchors) once rather than per row.
+// Every slice it hands out has its capacity cut to its length, so an append to one never
+// writes into the next. A nil arena allocates each slice on its own.
+type stringArena struct{ buf []string }
+
+// newStringArena makes an arena for n strings in all.
+func newStringArena(n int) *stringArena { return &stringArena{buf: make([]string, 0, n)} }
+
+// take returns a slice of n strings (non-nil, so that an empty one encodes as []).
+func (a *stringArena) take(n int) []string {
+	if a == nil || len(a.buf)+n > cap(a.buf) {
+		return make([]string, n)
+	}
+	start := len(a.buf)
+	a.buf = a.buf[:start+n]
+	return a.buf[start : start+n : start+n]
+}
+
+// rfqMine is GET /rfq/mine. It walks the taker's RFQs twice: once to size the DTOs'
+// slices and collect the anchored quotes, once to fill them, so that a list of a hundred
+// RFQs costs a handful of allocations rather than several per row.
 func (r reader) rfqMine() []RfqDTO {
 	rfqs := r.rfqsWhere(func(x *RFQ) bool { return x.Taker == r.p.ID })
-	out := make([]RfqDTO, 0, len(rfqs))
-	for _, x := range rfqs {
-		dto := r.d.rfqDTO(x)
-		quotes := make([]QuoteDTO, 0, len(x.Quotes))
+	var anchored []*Quote // every RFQ's anchored quotes, in RFQ order then the RFQ's order
+	counts := make([]int, len(rfqs))
+	strs := 0
+	for i, x := range rfqs {
+		strs += len(x.Invited)
 		for _, qid := range x.Quotes {
 			if q := r.d.Quotes[qid]; q != nil && q.Anchored {
-				quotes = append(quotes, r.d.quoteDTO(q))
+				anchored = append(anchored, q)
+				counts[i]++
+				strs += len(q.Allocations)
 			}
 		}
-		dto.Quotes = &quotes
-		out = append(out, dto)
+	}
+	arena := newStringArena(strs)
+	quotes := make([]QuoteDTO, len(anchored))
+	for i, q := range anchored {
+		quotes[i] = r.d.quoteDTOFrom(q, arena)
+	}
+	lists := make([][]QuoteDTO, len(rfqs)) // what each DTO's Quotes points at
+	out := make([]RfqDTO, len(rfqs))
+	for i, x := range rfqs {
+		lists[i], quotes = quotes[:counts[i]:counts[i]], quotes[counts[i]:]
+		out[i] = r.d.rfqDTOFrom(x, arena)
+		out[i].Quotes = &lists[i]
 	}
 	return out
 }
 
+// rfqIncoming is GET /rfq/incoming, built as rfqMine is.
 func (r reader) rfqIncoming() []IncomingRfqDTO {
-	out := []IncomingRfqDTO{}
-	for _, x := range r.rfqsWhere(func(x *RFQ) bool { return x.invited(r.p.ID) }) {
-		item := IncomingRfqDTO{RfqDTO: r.d.rfqDTO(x)}
+	rfqs := r.rfqsWhere(func(x *RFQ) bool { return x.invited(r.p.ID) })
+	mine := make([]*Quote, len(rfqs)) // the caller's recorded quote on each, or nil
+	strs, quotes := 0, 0
+	for i, x := range rfqs {
+		strs += len(x.Invited)
 		if q := r.d.makerQuoteOn(x, r.p.ID); q != nil && q.ReqSeq == 0 {
-			dto := r.d.quoteDTO(q)
-			item.MyQuote = &dto
+			mine[i] = q
+			quotes++
+			strs += len(q.Allocations)
 		}
-		out = append(out, item)
+	}
+	arena := newStringArena(strs)
+	dtos := make([]QuoteDTO, 0, quotes)
+	out := make([]IncomingRfqDTO, len(rfqs))
+	for i, x := range rfqs {
+		out[i].RfqDTO = r.d.rfqDTOFrom(x, arena)
+		if q := mine[i]; q != nil {
+			dtos = append(dtos, r.d.quoteDTOFrom(q, arena))
+			out[i].MyQuote = &dtos[len(dtos)-1]
+		}
 	}
 	return out
 }

@@ -9,9 +9,12 @@ import (
 // MaxInvited bounds the makers one RFQ may invite.
 const MaxInvited = 100
 
-// dto renders an RFQ on the wire (without quotes).
-func (d *Desk) rfqDTO(r *RFQ) RfqDTO {
-	invited := make([]string, len(r.Invited))
+// rfqDTO renders an RFQ on the wire (without quotes).
+func (d *Desk) rfqDTO(r *RFQ) RfqDTO { return d.rfqDTOFrom(r, nil) }
+
+// rfqDTOFrom is rfqDTO taking the invited makers' slice from strs when it is not nil.
+func (d *Desk) rfqDTOFrom(r *RFQ, strs *stringArena) RfqDTO {
+	invited := strs.take(len(r.Invited))
 	for i, id := range r.Invited {
 		invited[i] = d.hintOf(id)
 	}

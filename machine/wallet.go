@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -328,10 +329,10 @@ func (a *applier) snapshot(p *Party, socket uint64) {
 
 // sortByTime orders RFQs by creation, then id.
 func sortByTime(rs []*RFQ) {
-	sort.Slice(rs, func(i, j int) bool {
-		if !rs[i].CreatedAt.Equal(rs[j].CreatedAt) {
-			return rs[i].CreatedAt.Before(rs[j].CreatedAt)
+	slices.SortFunc(rs, func(a, b *RFQ) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
 		}
-		return rs[i].ID < rs[j].ID
+		return strings.Compare(a.ID, b.ID)
 	})
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/deskco/rfqdesk/machine"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -47,4 +48,67 @@ func BenchmarkStandardScenario(b *testing.B) {
 	}
 	b.ReportMetric(simulated.Seconds()/b.Elapsed().Seconds(), "sim-s/s")
 	b.ReportMetric(float64(b.N)*k.Duration.Seconds()/busyWall.Seconds(), "busy-sim-s/s")
+}
+
+// BenchmarkTakerReads times the reads the simulated takers and makers poll, GET /rfq/mine
+// and GET /rfq/incoming, against the desk as the standard scenario leaves it after
+// BENCH_READ_MINUTES simulated minutes (20 by default: past the 10 minutes for which
+// closed RFQs stay readable, so each taker's list is as long as it gets). One op is one
+// read by one party, the parties taken in turn.
+func BenchmarkTakerReads(b *testing.B) {
+	minutes := 20
+	if v := os.Getenv("BENCH_READ_MINUTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("BENCH_READ_MINUTES=%q: want a positive number of minutes", v)
+		}
+		minutes = n
+	}
+	for _, bc := range []struct {
+		name  string
+		role  role
+		query machine.Query
+	}{
+		{"rfq-mine", roleTaker, machine.QRfqMine{}},
+		{"rfq-incoming", roleMaker, machine.QRfqIncoming{}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			k := DefaultKnobs()
+			k.Duration, k.Makers, k.Takers, k.RFQRate, k.Faults, k.CrashRate = time.Duration(minutes)*time.Minute, 20, 5, 1, "mild", 0
+			s, err := New(k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows := 0
+			s.OnBusyEnd(func() {
+				var parties []*actor
+				for _, a := range s.actors {
+					if a.role == bc.role && a.reg == regDone {
+						parties = append(parties, a)
+					}
+				}
+				if len(parties) == 0 {
+					b.Fatal("no registered party to read for")
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					rep := machine.Read(s.desk, s.now, parties[i%len(parties)].keyHash, bc.query)
+					if rep.Err != nil {
+						b.Fatal(rep.Err)
+					}
+					switch body := rep.Body.(type) {
+					case []machine.RfqDTO:
+						rows += len(body)
+					case []machine.IncomingRfqDTO:
+						rows += len(body)
+					}
+				}
+				b.StopTimer()
+				s.failf(Safety, "benchmark done") // ends the run at once
+			})
+			s.Run()
+			b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
+		})
+	}
 }
