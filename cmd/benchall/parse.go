@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -82,3 +83,69 @@ func parseBenchText(text string) []Bench {
 // (203× real time; busy 3h0m0s in 1m1s: 177×), ok": the whole run's rate, then the busy
 // phase's (the liveness phase after it is mostly quiet simulated time).
 var simLine = regexp.MustCompile(`simulated in (\S+) wall \(([\d.]+)× real time; busy (\S+) in (\S+): ([\d.]+)×\)`)
+
+// SimCost is where the simulation run's CPU went, in seconds of its CPU profile's samples
+// (the cumulative time of the functions that bound what any simulator of this desk could
+// reach: the signatures, the ledger's calls and the desk's core).
+type SimCost struct {
+	TotalS  float64 `json:"total_s"`
+	SignS   float64 `json:"sign_s"`   // crypto/ed25519.Sign: the actors signing actions
+	VerifyS float64 `json:"verify_s"` // crypto/ed25519.Verify: the ledger (and key rotation)
+	LedgerS float64 `json:"ledger_s"` // ledgeradapter.(*Adapter).Do: every ledger call, verify included
+	DeskS   float64 `json:"desk_s"`   // machine.Apply: the desk's core
+}
+
+// simCostFuncs are the functions SimCost reads, by field.
+var simCostFuncs = []struct {
+	name  string
+	field func(*SimCost) *float64
+}{
+	{"crypto/ed25519.Sign", func(c *SimCost) *float64 { return &c.SignS }},
+	{"crypto/ed25519.Verify", func(c *SimCost) *float64 { return &c.VerifyS }},
+	{"github.com/deskco/rfqdesk/ledgeradapter.(*Adapter).Do", func(c *SimCost) *float64 { return &c.LedgerS }},
+	{"github.com/deskco/rfqdesk/machine.Apply", func(c *SimCost) *float64 { return &c.DeskS }},
+}
+
+// totalSamples reads pprof's "Total samples = 190.76s" header.
+var totalSamples = regexp.MustCompile(`Total samples = ([\d.]+)s`)
+
+// parseSimCost reads `go tool pprof -top -cum -unit=s` output: the total, then each
+// function's cumulative seconds (the fourth column; pprof marks inlined ones "(inline)").
+// A function missing from the listing is an error: a rename would otherwise read as free.
+func parseSimCost(top string) (*SimCost, error) {
+	m := totalSamples.FindStringSubmatch(top)
+	if m == nil {
+		return nil, fmt.Errorf("no total in the profile listing")
+	}
+	c := &SimCost{}
+	c.TotalS, _ = strconv.ParseFloat(m[1], 64)
+	found := map[string]bool{}
+	for _, line := range strings.Split(top, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		name := strings.Join(f[5:], " ")
+		name = strings.TrimSuffix(name, " (inline)")
+		for _, fn := range simCostFuncs {
+			if name != fn.name || found[name] {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSuffix(f[3], "s"), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: cumulative %q: %w", name, f[3], err)
+			}
+			*fn.field(c) = v
+			found[name] = true
+		}
+	}
+	for _, fn := range simCostFuncs {
+		if !found[fn.name] {
+			return nil, fmt.Errorf("%s is not in the profile listing", fn.name)
+		}
+	}
+	if c.TotalS <= 0 {
+		return nil, fmt.Errorf("the profile holds no samples")
+	}
+	return c, nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -182,5 +183,76 @@ func TestMetricMedian(t *testing.T) {
 	s := &suite{res: &Results{Benchmarks: map[string][]Bench{}}}
 	if _, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor"); ok {
 		t.Error("a benchmark that did not run was found")
+	}
+}
+
+// simTop is a trimmed `go tool pprof -top -cum -unit=s` listing of a simulation run.
+const simTop = `File: sim
+Type: cpu
+Duration: 190.96s, Total samples = 190.76s (99.89%)
+Showing nodes accounting for 151.32s, 79.32% of 190.76s total
+      flat  flat%   sum%        cum   cum%
+     0.43s  0.23%  0.23%    184.05s 96.48%  github.com/deskco/rfqdesk/sim.(*Sim).Run
+     0.15s 0.079%  0.39%     57.88s 30.34%  github.com/deskco/rfqdesk/ledgeradapter.(*Adapter).Do
+         0     0%  0.67%     31.80s 16.67%  crypto/ed25519.Verify (inline)
+         0     0% 16.68%     14.51s  7.61%  github.com/deskco/rfqdesk/machine.Apply (inline)
+         0     0% 24.22%     13.45s  7.05%  crypto/ed25519.Sign (inline)
+         0     0% 24.23%     13.44s  7.05%  crypto/ed25519.sign
+`
+
+// TestParseSimCost reads the total and the four functions' cumulative seconds, and
+// refuses a listing that lacks one of them.
+func TestParseSimCost(t *testing.T) {
+	c, err := parseSimCost(simTop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SimCost{TotalS: 190.76, SignS: 13.45, VerifyS: 31.80, LedgerS: 57.88, DeskS: 14.51}
+	if *c != want {
+		t.Fatalf("got %+v, want %+v", *c, want)
+	}
+	for _, tc := range []struct{ name, listing string }{
+		{"no total", strings.Replace(simTop, "Total samples = 190.76s", "", 1)},
+		{"no Apply", strings.Replace(simTop, "machine.Apply", "machine.apply", 1)},
+		{"bad number", strings.Replace(simTop, "13.45s", "13.4.5s", 1)},
+		{"zero total", strings.Replace(simTop, "Total samples = 190.76s", "Total samples = 0s", 1)},
+	} {
+		if _, err := parseSimCost(tc.listing); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// TestSimCeilingRows: the ceilings divide the busy rate by the shares of the run.
+func TestSimCeilingRows(t *testing.T) {
+	c := &SimCost{TotalS: 200, SignS: 10, VerifyS: 30, LedgerS: 70, DeskS: 30}
+	rows := simCeiling(500, c)
+	got := map[string]Row{}
+	for _, r := range rows {
+		got[r.Metric] = r
+	}
+	for _, tc := range []struct {
+		metric string
+		value  float64
+		note   string
+	}{
+		{"share of the run's CPU in Ed25519 (actors sign, the ledger verifies)", 20, "sign 10.0 s, verify 30.0 s of 200.0 s profiled"},
+		{"ceiling: the busy rate if nothing but the signatures cost", 2500, ""},
+		{"share in the desk's core, the ledger (its verify included) and the signing", 55, "machine.Apply 30.0 s, ledger calls 70.0 s, sign 10.0 s"},
+		{"ceiling: the busy rate if nothing but those cost", 500 / 0.55, "below 1,000×: the code under test and the signatures alone take longer than the target allows"},
+	} {
+		r, ok := got[tc.metric]
+		if !ok || math.Abs(r.Value-tc.value) > 1e-9*tc.value || r.Note != tc.note {
+			t.Errorf("%q: %+v (present %v), want %v %q", tc.metric, r, ok, tc.value, tc.note)
+		}
+	}
+	c.LedgerS = 20 // core 60 s of 200: 500 / 0.3 = 1666.7×, 1,000× leaves 40%
+	for _, r := range simCeiling(500, c) {
+		if r.Metric == "ceiling: the busy rate if nothing but those cost" && r.Note != "1,000× leaves 40% of the run for the actors, invariants, reads, journals, snapshots and the scheduler" {
+			t.Errorf("room note: %q", r.Note)
+		}
+	}
+	if simCeiling(500, nil) != nil {
+		t.Error("rows without a profile")
 	}
 }

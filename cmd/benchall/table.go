@@ -262,6 +262,7 @@ func (s *suite) rows() []Row {
 		whole, _ := strconv.ParseFloat(m[2], 64)
 		r := info("simulation", "the whole run, the quiet liveness phase included", whole, "×")
 		rows = append(rows, r)
+		rows = append(rows, simCeiling(busy, s.res.SimCost)...)
 	} else if !s.skipped("sim") {
 		missing("simulation", "simulated s / wall s", s.res.Sim)
 	}
@@ -359,4 +360,38 @@ func firstLines(s string, n int) string {
 		}
 	}
 	return b.String()
+}
+
+// simCeiling reads the simulation's CPU profile: the share of the run the signatures took,
+// and the share the code a simulator cannot skip took (the desk's core, the ledger with
+// its signature checks, the actors' signing), each with the rate a simulator would reach
+// if everything else it does cost nothing.
+func simCeiling(busy float64, c *SimCost) []Row {
+	if c == nil || c.TotalS <= 0 {
+		return nil
+	}
+	const group = "simulation"
+	sigs := (c.SignS + c.VerifyS) / c.TotalS
+	core := (c.SignS + c.LedgerS + c.DeskS) / c.TotalS
+	var rows []Row
+	r := info(group, "share of the run's CPU in Ed25519 (actors sign, the ledger verifies)", 100*sigs, "%")
+	r.Note = fmt.Sprintf("sign %.1f s, verify %.1f s of %.1f s profiled", c.SignS, c.VerifyS, c.TotalS)
+	rows = append(rows, r)
+	if sigs > 0 {
+		r = info(group, "ceiling: the busy rate if nothing but the signatures cost", busy/sigs, "×")
+		rows = append(rows, r)
+	}
+	r = info(group, "share in the desk's core, the ledger (its verify included) and the signing", 100*core, "%")
+	r.Note = fmt.Sprintf("machine.Apply %.1f s, ledger calls %.1f s, sign %.1f s", c.DeskS, c.LedgerS, c.SignS)
+	rows = append(rows, r)
+	if core > 0 {
+		r = info(group, "ceiling: the busy rate if nothing but those cost", busy/core, "×")
+		if room := 1 - 1000/(busy/core); room >= 0 {
+			r.Note = fmt.Sprintf("1,000× leaves %.0f%% of the run for the actors, invariants, reads, journals, snapshots and the scheduler", 100*room)
+		} else {
+			r.Note = "below 1,000×: the code under test and the signatures alone take longer than the target allows"
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
