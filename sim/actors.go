@@ -611,16 +611,26 @@ func (a *actor) pollPending() {
 
 // ---- Maker ----
 
-// refPrice is the reference price of a pair.
-func refPrice(base, quote string) money.Decimal {
+// refPrice is the reference price of a pair: the ratio of the catalog's USD prices, or 1
+// for a pair the catalog cannot price. Each pair is divided once per run and kept (a
+// maker prices every quote, and the division was 2% of a run).
+func (s *Sim) refPrice(base, quote string) money.Decimal {
+	pair := [2]string{base, quote}
+	if p, ok := s.refPrices[pair]; ok {
+		return p
+	}
 	usd := map[string]money.Decimal{}
 	for _, in := range catalog() {
 		usd[in.Symbol] = in.USDPrice
 	}
 	p, err := usd[base].QuoHalfEven(usd[quote])
 	if err != nil {
-		return money.FromInt(1)
+		p = money.FromInt(1)
 	}
+	if s.refPrices == nil {
+		s.refPrices = map[[2]string]money.Decimal{}
+	}
+	s.refPrices[pair] = p
 	return p
 }
 
@@ -630,9 +640,10 @@ func (a *actor) price(r machine.RfqDTO) money.Decimal {
 	if r.Direction == machine.Buy { // the maker sells: above the reference
 		bps = -bps
 	}
-	p, err := refPrice(r.Base, r.Quote).MulHalfEven(money.FromInt(int64(10000 - bps))).QuoHalfEven(money.FromInt(10000))
+	ref := a.s.refPrice(r.Base, r.Quote)
+	p, err := ref.MulHalfEven(money.FromInt(int64(10000 - bps))).QuoHalfEven(money.FromInt(10000))
 	if err != nil || p.Sign() <= 0 {
-		return refPrice(r.Base, r.Quote)
+		return ref
 	}
 	return p
 }

@@ -53,6 +53,8 @@ type Sim struct {
 	faults  *faultPlan
 	windows [][2]time.Time
 
+	refPrices map[[2]string]money.Decimal // the reference price of each pair, once divided
+
 	epoch           uint64
 	held            []heldOutputs
 	deskSyncArmed   bool
