@@ -19,16 +19,8 @@ import (
 // ("sim-s/s"), whose liveness phase is mostly quiet simulated time. It runs at cmd/sim's
 // collector target, GCPercent.
 func BenchmarkStandardScenario(b *testing.B) {
-	minutes := 10
-	if v := os.Getenv("BENCH_SIM_MINUTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_SIM_MINUTES=%q: want a positive number of minutes", v)
-		}
-		minutes = n
-	}
-	k := DefaultKnobs()
-	k.Duration, k.Makers, k.Takers, k.RFQRate, k.Faults, k.CrashRate = time.Duration(minutes)*time.Minute, 20, 5, 1, "mild", 0
+	minutes := envMinutes(b, "BENCH_SIM_MINUTES", 10)
+	k := standardKnobs(minutes)
 	defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
 	b.ReportAllocs()
 	var simulated, busyWall time.Duration
@@ -56,14 +48,7 @@ func BenchmarkStandardScenario(b *testing.B) {
 // closed RFQs stay readable, so each taker's list is as long as it gets). One op is one
 // read by one party, the parties taken in turn.
 func BenchmarkTakerReads(b *testing.B) {
-	minutes := 20
-	if v := os.Getenv("BENCH_READ_MINUTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_READ_MINUTES=%q: want a positive number of minutes", v)
-		}
-		minutes = n
-	}
+	minutes := envMinutes(b, "BENCH_READ_MINUTES", 20)
 	for _, bc := range []struct {
 		name  string
 		role  role
@@ -73,8 +58,7 @@ func BenchmarkTakerReads(b *testing.B) {
 		{"rfq-incoming", roleMaker, machine.QRfqIncoming{}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			k := DefaultKnobs()
-			k.Duration, k.Makers, k.Takers, k.RFQRate, k.Faults, k.CrashRate = time.Duration(minutes)*time.Minute, 20, 5, 1, "mild", 0
+			k := standardKnobs(minutes)
 			s, err := New(k)
 			if err != nil {
 				b.Fatal(err)
@@ -113,4 +97,26 @@ func BenchmarkTakerReads(b *testing.B) {
 			b.ReportMetric(float64(rows)/float64(b.N), "rows/op")
 		})
 	}
+}
+
+// standardKnobs are the standard scenario (20 makers, 5 takers, one RFQ per
+// simulated second, mild faults, no crashes) for minutes of busy phase.
+func standardKnobs(minutes int) Knobs {
+	k := DefaultKnobs()
+	k.Duration, k.Makers, k.Takers, k.RFQRate, k.Faults, k.CrashRate = time.Duration(minutes)*time.Minute, 20, 5, 1, "mild", 0
+	return k
+}
+
+// envMinutes reads a positive number of minutes from the environment variable name, or
+// gives def when it is unset.
+func envMinutes(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive number of minutes", name, v)
+	}
+	return n
 }
