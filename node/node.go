@@ -9,7 +9,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -101,6 +100,8 @@ type Node struct {
 	Config machine.Config
 	// Recovered describes what the start found.
 	Recovered Recovery
+	// Changed is what this start changed of the configuration in force (reconfigure.go).
+	Changed ConfigChange
 
 	deskLog, ledgerLog journal.Log
 	// drawnDeskSeed and drawnLedgerSeed are set when Open drew the seeds (none configured).
@@ -206,6 +207,13 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.drawnDeskSeed {
+		cfg.Seed = desk.Cfg.Seed // a drawn seed is not a change
+	}
+	change, deltas, err := n.planReconfigure(desk.Cfg, cfg)
+	if err != nil {
+		return nil, err
+	}
 	n.Config = desk.Cfg
 	lc := loop.Config{
 		Desk: desk, Ledger: durableLedger{n}, Clock: opts.Clock, Sink: opts.Sink,
@@ -222,6 +230,12 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.Loop = l
 	l.Start()
+	if change != nil {
+		if err := n.reconfigure(*change, deltas); err != nil {
+			_ = l.Stop(context.Background())
+			return nil, err
+		}
+	}
 	ok = true
 	return n, nil
 }
@@ -279,10 +293,9 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if n.drawnLedgerSeed {
-		spec.Seed = journaled.Seed
+	if err := checkLedgerSpec(spec, journaled, n.drawnLedgerSeed); err != nil {
+		return spec, err
 	}
-	n.warnIfChanged("ledger genesis", spec, journaled)
 	return journaled, nil
 }
 
@@ -323,16 +336,6 @@ func drawSeeds(opts *Options) (deskDrawn, ledgerDrawn bool, err error) {
 	}
 	ledgerDrawn, err = draw(&opts.Ledger.Seed)
 	return deskDrawn, ledgerDrawn, err
-}
-
-// warnIfChanged logs when the configuration given differs from the journaled one, which
-// wins: changing an existing desk's genesis is not supported.
-func (n *Node) warnIfChanged(what string, given, journaled any) {
-	a, _ := json.Marshal(given)
-	b, _ := json.Marshal(journaled)
-	if !bytes.Equal(a, b) {
-		n.log.Warn("the configuration differs from the one journaled at genesis; the journaled one is used", "what", what)
-	}
 }
 
 // replayLedger recovers the ledger: the newest ledger snapshot, if any, replaces the
@@ -412,10 +415,6 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	}
 	rec.LedgerInputs, rec.LedgerSnapshotSeq, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.LedgerSnapshotSeq, n.Recovered.Fresh
 	n.Recovered = rec
-	if n.drawnDeskSeed {
-		cfg.Seed = desk.Cfg.Seed
-	}
-	n.warnIfChanged("desk configuration", cfg, desk.Cfg)
 	return desk, nil
 }
 
