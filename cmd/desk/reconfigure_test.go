@@ -156,6 +156,24 @@ func TestConfigChangeOnRestart(t *testing.T) {
 	}
 	d.stop()
 
+	// -print-config prints what is in force, and what the file given would change.
+	oldPath := filepath.Join(t.TempDir(), "old.toml")
+	if err := os.WriteFile(oldPath, []byte(baseConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"-data", data, "-config", oldPath, "-print-config"}, &out, &errOut, os.Getenv, nil); code != 0 {
+		t.Fatalf("-print-config exited %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{`quote_lifetime = "45s"`, `usd_price = "90000"`, "fee_bps = 40"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-print-config does not show %s in force:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errOut.String(), "quote_lifetime: 45s -> 30s") {
+		t.Errorf("-print-config does not say what the file would change: %s", errOut.String())
+	}
+
 	// The journal replayed from its genesis has the new configuration in force.
 	log2, err := journal.OpenDir(filepath.Join(data, "desk"), journal.Options{})
 	if err != nil {
