@@ -140,6 +140,12 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
 	}
+	removePID, err := writePIDFile(f.data)
+	if err != nil {
+		_ = n.Close(context.Background())
+		return err
+	}
+	defer removePID()
 	srv := transport.New(transport.Options{
 		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
 	})
