@@ -88,6 +88,10 @@ type Options struct {
 	// Retries and Backoff govern the adapter's retries of transient ledger failures.
 	Retries int
 	Backoff func(n int)
+	// KeepConfig opens existing data with the configuration in force whatever Desk and
+	// Ledger say (a tool or test inspecting a data directory); without it, a start applies
+	// their differences from what is in force, or refuses them (reconfigure.go).
+	KeepConfig bool
 }
 
 // Node is a running desk.
@@ -106,6 +110,7 @@ type Node struct {
 	deskLog, ledgerLog journal.Log
 	// drawnDeskSeed and drawnLedgerSeed are set when Open drew the seeds (none configured).
 	drawnDeskSeed, drawnLedgerSeed bool
+	keepConfig                     bool // Options.KeepConfig
 	lastLedger                     atomic.Pointer[journal.Pending]
 	log                            *slog.Logger
 	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
@@ -169,7 +174,7 @@ func Open(opts Options) (*Node, error) {
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery, bytesPerInput = DefaultCheckpointEvery, DefaultCheckpointBytesPerInput
 	}
-	n := &Node{log: opts.Logger}
+	n := &Node{log: opts.Logger, keepConfig: opts.KeepConfig}
 	if err := n.openLogs(opts); err != nil {
 		return nil, err
 	}
@@ -210,9 +215,12 @@ func Open(opts Options) (*Node, error) {
 	if n.drawnDeskSeed {
 		cfg.Seed = desk.Cfg.Seed // a drawn seed is not a change
 	}
-	change, deltas, err := n.planReconfigure(desk.Cfg, cfg)
-	if err != nil {
-		return nil, err
+	var change *machine.Reconfigure
+	var deltas ConfigChange
+	if !opts.KeepConfig {
+		if change, deltas, err = n.planReconfigure(desk.Cfg, cfg); err != nil {
+			return nil, err
+		}
 	}
 	n.Config = desk.Cfg
 	lc := loop.Config{
@@ -293,8 +301,10 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if err := checkLedgerSpec(spec, journaled, n.drawnLedgerSeed); err != nil {
-		return spec, err
+	if !n.keepConfig {
+		if err := checkLedgerSpec(spec, journaled, n.drawnLedgerSeed); err != nil {
+			return spec, err
+		}
 	}
 	return journaled, nil
 }
