@@ -82,6 +82,9 @@ func (a *Adapter) once(call machine.LedgerCall) machine.LedgerResult {
 	res := machine.LedgerResult{CommandID: call.CommandID}
 	fail := func(err error) machine.LedgerResult {
 		res.Failure = failure(err)
+		if sf, ok := ledgersim.ShortfallOf(err); ok {
+			res.Failure.Message = a.shortfallText(sf)
+		}
 		return res
 	}
 	switch call.Op {

@@ -78,6 +78,8 @@ type Error struct {
 	Msg      string
 	UpdateID string
 	Err      error
+	// Shortfall details a CategoryInsufficientFunds error of holding selection (shortfall.go).
+	Shortfall *Shortfall
 }
 
 // Error formats "ledgersim: op: category: msg: cause".

@@ -325,7 +325,8 @@ func (s *holdingSet) holdings() []*Holding {
 func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) ([]*Holding, money.Decimal, error) {
 	s := st.spendable[ownerInst{owner, instrument}]
 	if s == nil || s.size() == 0 {
-		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s holds no free %s (needs %s)", owner, instrument, amount)
+		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: money.Zero, Needed: amount},
+			"%s holds no free %s (needs %s)", owner, instrument, amount)
 	}
 	// Smallest single unreferenced holding that covers the amount.
 	best := s.smallestCovering(amount, st.refs)
@@ -361,9 +362,11 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 		return out, sum, nil
 	}
 	if len(out) == limit {
-		return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s needs more than %d holdings of %s to cover %s", owner, limit, instrument, amount)
+		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: sum, Needed: amount, MaxInputs: limit},
+			"%s needs more than %d holdings of %s to cover %s", owner, limit, instrument, amount)
 	}
-	return nil, money.Zero, newErr(CategoryInsufficientFunds, "", "%s has %s free %s, needs %s", owner, sum, instrument, amount)
+	return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: sum, Needed: amount},
+		"%s has %s free %s, needs %s", owner, sum, instrument, amount)
 }
 
 // fixedHoldings re-checks the holdings a prepared transaction chose: each must still be

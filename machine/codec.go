@@ -33,6 +33,7 @@ var inputKinds = map[string]func() Input{
 	Checkpoint{}.Kind():       func() Input { return &Checkpoint{} },
 	CheckpointMark{}.Kind():   func() Input { return &CheckpointMark{} },
 	CheckpointDigest{}.Kind(): func() Input { return &CheckpointDigest{} },
+	Reconfigure{}.Kind():      func() Input { return &Reconfigure{} },
 }
 
 // Journal records.
@@ -245,6 +246,8 @@ func deref(in Input) Input {
 	case *CheckpointMark:
 		return *v
 	case *CheckpointDigest:
+		return *v
+	case *Reconfigure:
 		return *v
 	}
 	return in

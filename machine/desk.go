@@ -130,6 +130,8 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 		a.ledgerResult(in)
 	case Command_:
 		a.command(in)
+	case Reconfigure:
+		a.reconfigure(in)
 	default:
 		// An input kind this desk does not know (a newer journal); it changes nothing.
 	}

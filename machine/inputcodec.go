@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Binary encodings of the journaled inputs, the body of a version-2 journal record
 // (codec.go). Fields are written in declaration order with the primitives of bincodec.go;
@@ -102,6 +105,13 @@ func encodeInput(e *encoder, in Input) error {
 	case CheckpointDigest:
 		e.uvarint(v.Mark)
 		e.str(v.Digest)
+	case Reconfigure:
+		// The configuration as the snapshot carries it (its JSON), so both read it alike.
+		cfg, err := json.Marshal(v.Config)
+		if err != nil {
+			return fmt.Errorf("encode the configuration: %w", err)
+		}
+		e.bytes(cfg)
 	default:
 		return fmt.Errorf("input kind %q has no binary encoding", in.Kind())
 	}
@@ -177,6 +187,14 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 		in = CheckpointMark{}
 	case CheckpointDigest{}.Kind():
 		in = CheckpointDigest{Mark: d.uvarint(), Digest: d.str()}
+	case Reconfigure{}.Kind():
+		var r Reconfigure
+		if cfg := d.bytes(); d.err == nil {
+			if err := json.Unmarshal(cfg, &r.Config); err != nil {
+				return nil, fmt.Errorf("decode %s input: %w", kind, err)
+			}
+		}
+		in = r
 	default:
 		return nil, fmt.Errorf("unknown journal input kind %q", kind)
 	}

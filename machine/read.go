@@ -353,11 +353,11 @@ func (r reader) faucetInfo() FaucetInfoDTO {
 func (r reader) referencePrice(q QReferencePrice) Reply {
 	base, ok := r.d.Cfg.instrument(q.Base)
 	if !ok {
-		return Reply{Status: 400, Err: badRequest("unknown instrument %q", q.Base)}
+		return Reply{Status: 400, Err: badRequest("%s", r.d.Cfg.unknownInstrument(q.Base))}
 	}
 	quote, ok := r.d.Cfg.instrument(q.Quote)
 	if !ok {
-		return Reply{Status: 400, Err: badRequest("unknown instrument %q", q.Quote)}
+		return Reply{Status: 400, Err: badRequest("%s", r.d.Cfg.unknownInstrument(q.Quote))}
 	}
 	price, err := base.USDPrice.QuoHalfEven(quote.USDPrice)
 	if err != nil || price.Sign() <= 0 {

@@ -48,12 +48,12 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 	}
 	base, ok := cfg.instrument(c.Base)
 	if !ok {
-		a.refuse(badRequest("unknown instrument %q", c.Base))
+		a.refuse(badRequest("%s", cfg.unknownInstrument(c.Base)))
 		return
 	}
 	quote, ok := cfg.instrument(c.Quote)
 	if !ok {
-		a.refuse(badRequest("unknown instrument %q", c.Quote))
+		a.refuse(badRequest("%s", cfg.unknownInstrument(c.Quote)))
 		return
 	}
 	if base.Symbol == quote.Symbol {

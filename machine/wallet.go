@@ -90,7 +90,7 @@ func (a *applier) withdraw(p *Party, c Withdraw) {
 	}
 	inst, ok := a.d.Cfg.instrument(c.Symbol)
 	if !ok {
-		a.refuse(notFound("unknown instrument %q", c.Symbol))
+		a.refuse(notFound("%s", a.d.Cfg.unknownInstrument(c.Symbol)))
 		return
 	}
 	if c.Amount.Sign() <= 0 {

@@ -9,7 +9,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -89,6 +88,10 @@ type Options struct {
 	// Retries and Backoff govern the adapter's retries of transient ledger failures.
 	Retries int
 	Backoff func(n int)
+	// KeepConfig opens existing data with the configuration in force whatever Desk and
+	// Ledger say (a tool or test inspecting a data directory); without it, a start applies
+	// their differences from what is in force, or refuses them (reconfigure.go).
+	KeepConfig bool
 }
 
 // Node is a running desk.
@@ -101,10 +104,13 @@ type Node struct {
 	Config machine.Config
 	// Recovered describes what the start found.
 	Recovered Recovery
+	// Changed is what this start changed of the configuration in force (reconfigure.go).
+	Changed ConfigChange
 
 	deskLog, ledgerLog journal.Log
 	// drawnDeskSeed and drawnLedgerSeed are set when Open drew the seeds (none configured).
 	drawnDeskSeed, drawnLedgerSeed bool
+	keepConfig                     bool // Options.KeepConfig
 	lastLedger                     atomic.Pointer[journal.Pending]
 	log                            *slog.Logger
 	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
@@ -168,7 +174,7 @@ func Open(opts Options) (*Node, error) {
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery, bytesPerInput = DefaultCheckpointEvery, DefaultCheckpointBytesPerInput
 	}
-	n := &Node{log: opts.Logger}
+	n := &Node{log: opts.Logger, keepConfig: opts.KeepConfig}
 	if err := n.openLogs(opts); err != nil {
 		return nil, err
 	}
@@ -206,6 +212,16 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.drawnDeskSeed {
+		cfg.Seed = desk.Cfg.Seed // a drawn seed is not a change
+	}
+	var change *machine.Reconfigure
+	var deltas ConfigChange
+	if !opts.KeepConfig {
+		if change, deltas, err = n.planReconfigure(desk.Cfg, cfg); err != nil {
+			return nil, err
+		}
+	}
 	n.Config = desk.Cfg
 	lc := loop.Config{
 		Desk: desk, Ledger: durableLedger{n}, Clock: opts.Clock, Sink: opts.Sink,
@@ -222,6 +238,12 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.Loop = l
 	l.Start()
+	if change != nil {
+		if err := n.reconfigure(*change, deltas); err != nil {
+			_ = l.Stop(context.Background())
+			return nil, err
+		}
+	}
 	ok = true
 	return n, nil
 }
@@ -279,10 +301,11 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if n.drawnLedgerSeed {
-		spec.Seed = journaled.Seed
+	if !n.keepConfig {
+		if err := checkLedgerSpec(spec, journaled, n.drawnLedgerSeed); err != nil {
+			return spec, err
+		}
 	}
-	n.warnIfChanged("ledger genesis", spec, journaled)
 	return journaled, nil
 }
 
@@ -323,16 +346,6 @@ func drawSeeds(opts *Options) (deskDrawn, ledgerDrawn bool, err error) {
 	}
 	ledgerDrawn, err = draw(&opts.Ledger.Seed)
 	return deskDrawn, ledgerDrawn, err
-}
-
-// warnIfChanged logs when the configuration given differs from the journaled one, which
-// wins: changing an existing desk's genesis is not supported.
-func (n *Node) warnIfChanged(what string, given, journaled any) {
-	a, _ := json.Marshal(given)
-	b, _ := json.Marshal(journaled)
-	if !bytes.Equal(a, b) {
-		n.log.Warn("the configuration differs from the one journaled at genesis; the journaled one is used", "what", what)
-	}
 }
 
 // replayLedger recovers the ledger: the newest ledger snapshot, if any, replaces the
@@ -412,10 +425,6 @@ func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
 	}
 	rec.LedgerInputs, rec.LedgerSnapshotSeq, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.LedgerSnapshotSeq, n.Recovered.Fresh
 	n.Recovered = rec
-	if n.drawnDeskSeed {
-		cfg.Seed = desk.Cfg.Seed
-	}
-	n.warnIfChanged("desk configuration", cfg, desk.Cfg)
 	return desk, nil
 }
 

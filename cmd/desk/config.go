@@ -161,6 +161,9 @@ func loadConfig(path string) (fileConfig, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("read configuration: %w", err)
 	}
+	if err := checkMoneyStrings(b); err != nil {
+		return cfg, fmt.Errorf("configuration %s: %w", path, err)
+	}
 	// The TOML decoder decodes an array of tables into the elements already in a slice, so
 	// a file's [[house]] would inherit the default house maker's keys: decode the lists into
 	// empty slices and put a default back only where the file has no such list.

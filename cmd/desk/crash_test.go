@@ -182,7 +182,7 @@ func TestCrashRecovery(t *testing.T) {
 	// The data directory opened in-process: the ledger's own invariants, conservation of
 	// every instrument's supply included.
 	n, err := node.Open(node.Options{Dir: data, Clock: drive.RealClock{}, Sink: drive.NewEvents(), Sync: journal.SyncNone,
-		Desk: machine.DefaultConfig()})
+		Desk: machine.DefaultConfig(), KeepConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}

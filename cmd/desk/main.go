@@ -52,7 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.network, "network", "", "ledger profile: testnet, sandbox or mainnet (overrides the file)")
 	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.BoolVar(&f.printConfig, "print-config", false, "print the effective configuration and exit")
+	fs.BoolVar(&f.printConfig, "print-config", false, "print the configuration in force in -data (else the effective one) and exit")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 0, "inputs between a checkpoint and snapshot of the desk and its ledger (0: 10000, or more for a large state, at most 256 encoded bytes per input)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -84,12 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fc.Network = f.network
 	}
 	if f.printConfig {
-		out, err := fc.printable()
-		if err != nil {
+		if err := printInForce(fc, f.data, getenv, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		fmt.Fprint(stdout, out)
 		return 0
 	}
 	deskCfg, spec, err := fc.resolve(getenv, houseKeys(f.data))
@@ -142,6 +140,12 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
 	}
+	removePID, err := writePIDFile(f.data)
+	if err != nil {
+		_ = n.Close(context.Background())
+		return err
+	}
+	defer removePID()
 	srv := transport.New(transport.Options{
 		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
 	})

@@ -98,8 +98,18 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	var url string
+	var desk *process
 	outputs := map[string]string{}
+	stopped := false
 	for _, line := range lines {
+		if strings.HasPrefix(line, "kill ") {
+			if desk == nil {
+				t.Fatalf("%q runs before the desk was started", line)
+			}
+			stopWalkthroughDesk(t, desk, work, line)
+			stopped = true
+			continue
+		}
 		background := strings.HasSuffix(line, "&")
 		args := splitArgs(strings.TrimSpace(strings.TrimSuffix(line, "&")))
 		if len(args) < 3 || args[0] != "go" || args[1] != "run" || bins[args[2]] == "" {
@@ -110,8 +120,8 @@ func TestREADMEWalkthrough(t *testing.T) {
 			if args[2] != "./cmd/desk" {
 				t.Fatalf("only the desk runs in the background: %q", line)
 			}
-			p := startWalkthroughDesk(t, bin, work, rest)
-			url = p.base
+			desk = startWalkthroughDesk(t, bin, work, rest)
+			url = desk.base
 			continue
 		}
 		if url == "" {
@@ -129,6 +139,9 @@ func TestREADMEWalkthrough(t *testing.T) {
 			t.Fatalf("%q failed: %v\n%s%s", line, err, stdout.String(), stderr.String())
 		}
 		outputs[strings.Join(rest, " ")] = stdout.String()
+	}
+	if !stopped {
+		t.Fatal("the walkthrough has no step that stops the desk")
 	}
 	trades := outputs["trades"]
 	if !strings.Contains(trades, "settled") || !strings.Contains(trades, "house-maker") {

@@ -90,7 +90,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitUsage
 	}
 	e := &env{ctx: ctx, name: args[0], stdout: stdout, stderr: stderr, getenv: getenv}
-	return report(stderr, c.run(e, args[1:]))
+	err := c.run(e, args[1:])
+	if e.json {
+		return reportJSON(stderr, err)
+	}
+	return report(stderr, err)
 }
 
 func usage(w io.Writer, cmds map[string]command) {
@@ -122,11 +126,11 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "deskctl:", err)
 		return exitTimeout
 	case errors.As(err, &ae):
-		code := ae.Code
-		if code == "" {
-			code = "-"
+		if ae.Code == "" {
+			fmt.Fprintf(stderr, "deskctl: the desk refused: status %d: %s\n", ae.Status, ae.Message)
+		} else {
+			fmt.Fprintf(stderr, "deskctl: the desk refused: status %d, code %s: %s\n", ae.Status, ae.Code, ae.Message)
 		}
-		fmt.Fprintf(stderr, "deskctl: the desk refused: status %d, code %s: %s\n", ae.Status, code, ae.Message)
 		return exitRefused
 	case isTransport(err):
 		fmt.Fprintln(stderr, "deskctl: cannot reach the desk:", err)

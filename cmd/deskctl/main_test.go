@@ -23,13 +23,13 @@ func TestExitCodes(t *testing.T) {
 		{"ok", nil, exitOK, ""},
 		{"usage", usagef("bad flag"), exitUsage, "bad flag"},
 		{"refused", fmt.Errorf("wrapped: %w", &client.APIError{Status: 409, Code: "INSUFFICIENT_FUNDS", Message: "not enough"}), exitRefused, "status 409, code INSUFFICIENT_FUNDS: not enough"},
-		{"refused without code", &client.APIError{Status: 404, Message: "gone"}, exitRefused, "status 404, code -: gone"},
+		{"refused without code", &client.APIError{Status: 404, Message: "gone"}, exitRefused, "status 404: gone"},
 		{"transport", &client.TransportError{Method: "GET", Path: "/x", Err: fmt.Errorf("refused")}, exitTransport, "cannot reach the desk"},
 		{"timeout", fmt.Errorf("%w waiting", errTimeout), exitTimeout, "timed out"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
-		if got := report(&stderr, c.err); got != c.code || !strings.Contains(stderr.String(), c.want) {
+		if got := report(&stderr, c.err); got != c.code || !strings.Contains(stderr.String(), c.want) || strings.Contains(stderr.String(), "code -") {
 			t.Errorf("%s: exit %d, printed %q; want %d and %q", c.name, got, stderr.String(), c.code, c.want)
 		}
 	}

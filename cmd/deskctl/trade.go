@@ -246,48 +246,6 @@ func cmdAccept(e *env, args []string) error {
 	return e.emit(trade, tradeTable([]client.Trade{trade}))
 }
 
-// bestQuote waits for a live quote on the RFQ (my newest open one when rfqID is empty) and
-// returns the best one for me, with its RFQ.
-func (e *env) bestQuote(c *client.Client, rfqID string) (quoteID, onRFQ string, err error) {
-	var best client.Quote
-	what := "a quote"
-	err = e.waitFor(what, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
-		rfqs, err := c.MyRFQs(ctx)
-		if err != nil {
-			return false, err
-		}
-		var rfq *client.RFQ
-		for i := range rfqs {
-			r := &rfqs[i]
-			if rfqID != "" && r.RFQID == rfqID || rfqID == "" && r.Open && (rfq == nil || r.Deadline.After(rfq.Deadline)) {
-				rfq = r
-			}
-		}
-		if rfq == nil {
-			if rfqID != "" {
-				return false, fmt.Errorf("RFQ %s is not among my RFQs", rfqID)
-			}
-			return false, fmt.Errorf("no open RFQ: create one with `deskctl rfq create`")
-		}
-		if !rfq.Open {
-			return false, fmt.Errorf("RFQ %s is closed", rfq.RFQID)
-		}
-		what, onRFQ = "a quote on "+rfq.RFQID, rfq.RFQID
-		best = client.Quote{}
-		for _, q := range rfq.Quotes {
-			if q.Status == client.QuotePending && !q.Settling && (best.QuoteID == "" || better(rfq.Direction, q.Price, best.Price)) {
-				best = q
-			}
-		}
-		return best.QuoteID != "", nil
-	})
-	if err != nil {
-		return "", "", err
-	}
-	e.progress("accepting quote %s of %s at %s", best.QuoteID, best.Maker, best.Price)
-	return best.QuoteID, onRFQ, nil
-}
-
 // awaitSettlement signs whatever the desk queues for the trade and waits until it is in
 // GET /trades, or failed (in GET /rfq-history).
 func (e *env) awaitSettlement(c *client.Client, tradeID, rfqID string) (client.Trade, error) {
