@@ -148,3 +148,24 @@ func TestBoundedLabels(t *testing.T) {
 		t.Errorf("contention failures %v", got)
 	}
 }
+
+// BenchmarkObserveOutputs is the cost on the loop goroutine of the outputs of a settlement
+// (the heaviest common batch: two trade.settled, the win, rfq.closed to three losers and
+// their quote.status to maker and taker).
+func BenchmarkObserveOutputs(b *testing.B) {
+	m := newDeskMetrics()
+	trade := machine.TradeDTO{TradeID: "t_1", Base: "cbtc", Quote: "usdcx", Qty: dec(b, "0.05"), Price: dec(b, "60000"), Fee: dec(b, "9")}
+	out := machine.Outputs{Events: []machine.Event{
+		ev("t", machine.EvTradeSettled, trade), ev("m1", machine.EvTradeSettled, trade),
+		ev("m1", machine.EvQuoteStatus, machine.QuoteStatusPayload{QuoteID: "q_1", Status: "won"}),
+	}}
+	for i := 2; i <= 4; i++ {
+		q := machine.QuoteStatusPayload{QuoteID: fmt.Sprint("q_", i), Status: "lost"}
+		out.Events = append(out.Events, ev(fmt.Sprint("m", i), machine.EvRfqClosed, machine.RfqIDPayload{RfqID: "rfq_1"}),
+			ev(fmt.Sprint("m", i), machine.EvQuoteStatus, q), ev("t", machine.EvQuoteStatus, q))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.observeOutputs(out)
+	}
+}
