@@ -23,7 +23,8 @@ import (
 
 // settleOne runs one trade to settlement on d: a funded maker quotes 60000 on a 0.05 CBTC
 // SELL RFQ of the house taker, which accepts (3000 USDCx, a 9 USDCx fee at 30 bps).
-func settleOne(t *testing.T, d *liveDesk) {
+// beforeSign, if set, runs while the quote's sign actions wait for the maker.
+func settleOne(t *testing.T, d *liveDesk, beforeSign func()) {
 	t.Helper()
 	m, taker := maker(t, d, "Metrics Maker", true), house(t, d)
 	s := subscribe(t, m)
@@ -36,6 +37,9 @@ func settleOne(t *testing.T, d *liveDesk) {
 	q, err := m.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "60000"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if beforeSign != nil {
+		beforeSign()
 	}
 	signAll(t, m, q.Actions)
 	await(t, s, "quote.anchored", nil)
@@ -106,7 +110,13 @@ next:
 // path), and the metrics the desk always had; and it passes Prometheus's own linter.
 func TestMetricsScrape(t *testing.T) {
 	d := startLive(t, baseConfig)
-	settleOne(t, d)
+	var waiting float64
+	settleOne(t, d, func() {
+		waiting, _ = value(scrape(t, d), "desk_sign_queue_depth", nil)
+	})
+	if waiting < 1 {
+		t.Errorf("desk_sign_queue_depth = %v while a quote's actions wait for their signature", waiting)
+	}
 	f := scrape(t, d)
 
 	types := map[string]dto.MetricType{
@@ -176,6 +186,8 @@ func TestMetricsScrape(t *testing.T) {
 		{"desk_volume_total", map[string]string{"instrument": "usdcx"}, 3000},
 		{"desk_fees_total", map[string]string{"instrument": "usdcx"}, 9},
 		{"desk_ledger_failures_total", map[string]string{"category": "contention"}, 0},
+		{"desk_sign_queue_depth", nil, 0},
+		{"desk_makers_online", nil, 1}, // the maker's stream (the house taker is no maker)
 		{"desk_http_request_duration_seconds", map[string]string{"route": "POST /quote/:id/accept", "status": "202"}, 1},
 	}
 	for _, c := range exact {
@@ -187,7 +199,6 @@ func TestMetricsScrape(t *testing.T) {
 		name   string
 		labels map[string]string
 	}{
-		{"desk_makers_online", nil},
 		{"desk_ledger_call_duration_seconds", map[string]string{"op": "submit"}},
 		{"desk_journal_fsync_duration_seconds", map[string]string{"journal": "desk"}},
 		{"desk_journal_records_synced_total", map[string]string{"journal": "ledger"}},
