@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -55,20 +54,20 @@ func requestID(r *http.Request) string {
 	return hex.EncodeToString(b[:])
 }
 
-// requestIDKey is the context key of the request id.
-type requestIDKey struct{}
-
-// RequestID returns the id of the request whose context is ctx ("" outside a request).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+// stampRequestID gives the request its id: echoed in the answer's header and kept on the
+// request's statusWriter for the log lines about it (no copy of the request is made).
+func stampRequestID(sw *statusWriter, r *http.Request) string {
+	sw.requestID = requestID(r)
+	sw.Header().Set(RequestIDHeader, sw.requestID)
+	return sw.requestID
 }
 
-// withRequestID stamps r with its id: in the answer's header and in r's context.
-func withRequestID(w http.ResponseWriter, r *http.Request) (*http.Request, string) {
-	id := requestID(r)
-	w.Header().Set(RequestIDHeader, id)
-	return r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)), id
+// requestIDOf is the id of the request answered through w ("" when w is not the server's).
+func requestIDOf(w http.ResponseWriter) string {
+	if sw, ok := w.(*statusWriter); ok {
+		return sw.requestID
+	}
+	return ""
 }
 
 // healthz answers the public liveness probe: 200 {"status":"ok"} without a key and without

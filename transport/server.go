@@ -212,8 +212,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // counts, observes and logs it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	r, reqID := withRequestID(w, r)
 	sw := &statusWriter{ResponseWriter: w}
+	reqID := stampRequestID(sw, r)
 	defer func() {
 		status := sw.status
 		if status == 0 {
@@ -332,7 +332,7 @@ func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	s.log.Error("handler panic", "id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "panic", panicValue(v), "stack", string(debug.Stack()))
+	s.log.Error("handler panic", "id", requestIDOf(w), "method", r.Method, "path", r.URL.Path, "panic", panicValue(v), "stack", string(debug.Stack()))
 	if sw, ok := w.(*statusWriter); ok && (sw.hijacked || sw.status != 0) {
 		return // too late for a body
 	}
