@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // SyncMode says whether the file log calls fsync.
@@ -61,6 +62,10 @@ type Options struct {
 	// Logger receives the recovery reports (torn tail cut, damaged
 	// snapshot skipped, leftover temporary file removed). Nil discards them.
 	Logger *slog.Logger
+	// OnSync, if set, hears of every group commit the writer made durable
+	// with an fsync (SyncAlways only): how many records it carried and how
+	// long the fsync took. It runs on the writer goroutine and must be quick.
+	OnSync func(records int, took time.Duration)
 }
 
 func (o Options) withDefaults() Options {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"time"
 )
 
 // run is the writer goroutine: group commit. It takes everything queued
@@ -107,8 +108,12 @@ func (l *FileLog) writeDurable(frames []byte, next uint64) error {
 	if _, err := l.active.Write(frames); err != nil {
 		return fmt.Errorf("journal: write %s: %w", l.act.path, err)
 	}
+	start := time.Now()
 	if err := l.syncFile(l.active); err != nil {
 		return err
+	}
+	if l.opts.OnSync != nil && l.opts.Sync != SyncNone {
+		l.opts.OnSync(int(next-l.act.next), time.Since(start))
 	}
 	l.act.size += int64(len(frames))
 	l.act.next = next

@@ -142,6 +142,9 @@ type Stats struct {
 	FollowerLag        atomic.Int64
 	FollowerStalls     atomic.Uint64
 	FollowerStallNanos atomic.Uint64
+	// SignQueue is how many sign actions wait for their party's signature after the
+	// loop's last input (the machine's action queue).
+	SignQueue atomic.Int64
 }
 
 // request is one thing a transport asks of the loop.
@@ -415,6 +418,7 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 	out := l.safeApply(env)
 	l.stats.ApplyNanos.Add(uint64(time.Since(start)))
 	l.stats.Inputs.Add(1)
+	l.stats.SignQueue.Store(int64(len(l.cfg.Desk.Actions)))
 	l.schedule(out.NextDeadline)
 	l.hold(heldOutputs{seq: seq, out: out, ack: ack})
 	if l.fol != nil {

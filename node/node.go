@@ -92,6 +92,8 @@ type Options struct {
 	// Ledger say (a tool or test inspecting a data directory); without it, a start applies
 	// their differences from what is in force, or refuses them (reconfigure.go).
 	KeepConfig bool
+	// Observer, if set, hears of ledger calls and journal fsyncs (metrics).
+	Observer Observer
 }
 
 // Node is a running desk.
@@ -113,6 +115,7 @@ type Node struct {
 	keepConfig                     bool // Options.KeepConfig
 	lastLedger                     atomic.Pointer[journal.Pending]
 	log                            *slog.Logger
+	observer                       Observer
 	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
 	// is the record the newest ledger snapshot covers (ledger_snapshot.go).
 	ledgerSpec    LedgerSpec
@@ -174,7 +177,7 @@ func Open(opts Options) (*Node, error) {
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery, bytesPerInput = DefaultCheckpointEvery, DefaultCheckpointBytesPerInput
 	}
-	n := &Node{log: opts.Logger, keepConfig: opts.KeepConfig}
+	n := &Node{log: opts.Logger, keepConfig: opts.KeepConfig, observer: opts.Observer}
 	if err := n.openLogs(opts); err != nil {
 		return nil, err
 	}
@@ -257,11 +260,11 @@ func (n *Node) openLogs(opts Options) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	jo := journal.Options{Sync: opts.Sync, Logger: opts.Logger}
-	ledgerLog, err := journal.OpenDir(filepath.Join(opts.Dir, "ledger"), jo)
+	ledgerLog, err := journal.OpenDir(filepath.Join(opts.Dir, "ledger"), withSyncObserver(jo, opts.Observer, "ledger"))
 	if err != nil {
 		return fmt.Errorf("open the ledger journal: %w", err)
 	}
-	deskLog, err := journal.OpenDir(filepath.Join(opts.Dir, "desk"), jo)
+	deskLog, err := journal.OpenDir(filepath.Join(opts.Dir, "desk"), withSyncObserver(jo, opts.Observer, "desk"))
 	if err != nil {
 		_ = ledgerLog.Close()
 		return fmt.Errorf("open the desk journal: %w", err)
@@ -454,6 +457,19 @@ func (n *Node) Close(ctx context.Context) error {
 type durableLedger struct{ n *Node }
 
 func (d durableLedger) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
+	start := time.Now()
+	res := d.do(ctx, call)
+	if o := d.n.observer; o != nil {
+		failure := ""
+		if res.Failure != nil {
+			failure = res.Failure.Category
+		}
+		o.LedgerCall(call.Op, time.Since(start), failure)
+	}
+	return res
+}
+
+func (d durableLedger) do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	res := d.n.Ledger.Do(ctx, call)
 	if p := d.n.lastLedger.Load(); p != nil {
 		if _, err := p.Wait(ctx); err != nil {

@@ -124,7 +124,7 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 		if strings.Contains(r.path, ":") && !op.statuses["400"] {
 			t.Errorf("%s: 400 for a bad path id not documented", name)
 		}
-		if !op.statuses["503"] {
+		if !op.statuses["503"] && name != HealthRoute { // the probe makes no desk call
 			t.Errorf("%s: 503 not documented", name)
 		}
 	}

@@ -61,7 +61,7 @@ func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, rep machine.
 			status = http.StatusInternalServerError
 		}
 		if status >= 500 {
-			s.log.Warn("desk refused with a server error", "method", r.Method, "path", r.URL.Path, "status", status, "err", rep.Err.Message)
+			s.log.Warn("desk refused with a server error", "id", requestIDOf(w), "method", r.Method, "path", r.URL.Path, "status", status, "err", rep.Err.Message)
 		}
 		s.writeError(w, r, status, rep.Err.Code, rep.Err.Message)
 		return
@@ -76,16 +76,17 @@ func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, rep machine.
 // writeDeskFailure answers a request the desk could not answer (stopped, overloaded, the
 // request's time ran out): 503 RETRY_LATER, as SPEC.md's "write the desk could not persist".
 func (s *Server) writeDeskFailure(w http.ResponseWriter, r *http.Request, err error) {
-	s.log.Warn("desk call failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	s.log.Warn("desk call failed", "id", requestIDOf(w), "method", r.Method, "path", r.URL.Path, "err", err)
 	s.writeError(w, r, http.StatusServiceUnavailable, machine.CodeRetryLater, "the desk could not answer; retry with backoff")
 }
 
 // statusWriter records the status and route of a request for the log line and the counters.
 type statusWriter struct {
 	http.ResponseWriter
-	status   int
-	route    string
-	hijacked bool
+	status    int
+	route     string
+	requestID string
+	hijacked  bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -50,6 +50,8 @@ type Options struct {
 	Now func() time.Time
 	// Rand is the source of API keys and challenges (default crypto/rand.Reader).
 	Rand io.Reader
+	// ObserveRequest, if set, hears of every answered request (latency histograms).
+	ObserveRequest RequestObserver
 }
 
 // Defaults of Options.
@@ -206,10 +208,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// serve is the outermost handler: it counts and logs every request.
+// serve is the outermost handler: it gives every request its id (RequestIDHeader), and
+// counts, observes and logs it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
+	reqID := stampRequestID(sw, r)
 	defer func() {
 		status := sw.status
 		if status == 0 {
@@ -219,9 +223,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if route == "" {
 			route = NotFoundRoute
 		}
+		took := time.Since(start)
 		s.metrics.request(route, status)
+		if s.opts.ObserveRequest != nil {
+			s.opts.ObserveRequest(route, status, took)
+		}
 		// The path, never the headers: the API key lives in a header.
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", status, "duration", time.Since(start))
+		s.log.Debug("request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
 	}()
 	s.router.ServeHTTP(sw, r)
 }
@@ -273,6 +281,7 @@ func (s *Server) routes() []route {
 		{"GET", "/faucet", true, s.query(qFaucetInfo)},
 		{"GET", "/tx/pending", true, s.query(qTxPending)},
 		{"POST", "/tx/execute", true, s.execute},
+		{"GET", "/healthz", false, s.healthz},
 	}
 }
 
@@ -323,7 +332,7 @@ func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", panicValue(v), "stack", string(debug.Stack()))
+	s.log.Error("handler panic", "id", requestIDOf(w), "method", r.Method, "path", r.URL.Path, "panic", panicValue(v), "stack", string(debug.Stack()))
 	if sw, ok := w.(*statusWriter); ok && (sw.hijacked || sw.status != 0) {
 		return // too late for a body
 	}

@@ -38,6 +38,7 @@ func main() {
 // flags are the command line.
 type flags struct {
 	addr, adminAddr, data, network, config, logLevel string
+	logFormat                                        string
 	printConfig                                      bool
 	checkpointEvery                                  int
 }
@@ -52,6 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.network, "network", "", "ledger profile: testnet, sandbox or mainnet (overrides the file)")
 	fs.StringVar(&f.config, "config", "", "configuration file (TOML)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (logfmt) or json (one object a line)")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the configuration in force in -data (else the effective one) and exit")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 0, "inputs between a checkpoint and snapshot of the desk and its ledger (0: 10000, or more for a large state, at most 256 encoded bytes per input)")
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err != nil {
 		return 2
 	}
-	logger, err := newLogger(stderr, f.logLevel)
+	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -102,12 +104,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	return 0
 }
 
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("-log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("-log-format: %q is neither text nor json", format)
 }
 
 // sinkProxy lets the node start before the transport whose hub receives its events: the
@@ -116,9 +125,14 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 type sinkProxy struct {
 	hub    atomic.Pointer[transport.Hub]
 	houses atomic.Pointer[houseRouter]
+	// metrics derives the business metrics from the outputs (set before the node starts).
+	metrics *deskMetrics
 }
 
 func (s *sinkProxy) Deliver(out machine.Outputs) {
+	if s.metrics != nil {
+		s.metrics.observeOutputs(out)
+	}
 	if h := s.hub.Load(); h != nil {
 		h.Deliver(out)
 	}
@@ -132,10 +146,12 @@ func (s *sinkProxy) Deliver(out machine.Outputs) {
 func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, spec node.LedgerSpec,
 	logger *slog.Logger, ready chan<- [2]string) error {
 	started := time.Now()
-	sink := &sinkProxy{}
+	metrics := newDeskMetrics()
+	sink := &sinkProxy{metrics: metrics}
 	n, err := node.Open(node.Options{
 		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
 		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff, CheckpointEvery: f.checkpointEvery,
+		Observer: metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
@@ -148,6 +164,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	defer removePID()
 	srv := transport.New(transport.Options{
 		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
+		ObserveRequest: metrics.observeRequest,
 	})
 	sink.hub.Store(srv.Hub())
 
@@ -186,7 +203,8 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	}
 	var readyFlag atomic.Bool
 	httpAPI := srv.HTTPServer(f.addr)
-	httpAdmin := &http.Server{Handler: adminHandler(n, srv, &readyFlag, makers), ReadHeaderTimeout: 5 * time.Second}
+	metrics.watchState(n, srv, makers)
+	httpAdmin := &http.Server{Handler: adminHandler(metrics, &readyFlag), ReadHeaderTimeout: 5 * time.Second}
 	errs := make(chan error, 2)
 	go func() { errs <- httpAPI.Serve(api) }()
 	go func() { errs <- httpAdmin.Serve(admin) }()
@@ -211,6 +229,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	readyFlag.Store(false)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	flushed := shutdownReport{sockets: srv.Metrics().SocketsOpen, houses: len(makers)}
 	if err := httpAPI.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("finish in-flight requests", "err", err)
 	}
@@ -219,9 +238,11 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	}
 	stopHouses()
 	houses.Wait()
-	if err := n.Close(shutdownCtx); err != nil {
-		serveErr = errors.Join(serveErr, err)
+	closeErr := n.Close(shutdownCtx)
+	if closeErr != nil {
+		serveErr = errors.Join(serveErr, closeErr)
 	}
+	flushed.log(logger, n, metrics, started, closeErr)
 	_ = httpAdmin.Shutdown(shutdownCtx)
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil

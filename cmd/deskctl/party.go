@@ -23,7 +23,9 @@ func cmdWait(e *env, args []string) error {
 	return e.waitFor("the desk at "+c.BaseURL(), 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		cx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		_, err := c.Config(cx) // any HTTP answer (401 included) means the desk is serving
+		// The keyless liveness probe: polling a keyed route would count as a 401 each time.
+		// Any HTTP answer means the desk is serving (an older desk answers 404).
+		err := c.Healthz(cx)
 		if isTransport(err) {
 			return false, ctx.Err()
 		}
