@@ -54,6 +54,7 @@ func (s *Sim) failf(c Class, format string, args ...any) {
 	if s.failure != nil {
 		return
 	}
+	s.noteFailedRead()
 	s.failure = &Failure{Class: c, Message: fmt.Sprintf(format, args...), At: s.now, Step: s.steps}
 }
 
@@ -330,7 +331,7 @@ func (s *Sim) tradeFailed(p machine.TradeFailedPayload) {
 }
 
 // checkRead: a read for party A shows only A's things.
-func (s *Sim) checkRead(a *actor, party string, rep machine.Reply) {
+func (s *Sim) checkRead(party string, rep machine.Reply) {
 	if rep.Err != nil || party == "" {
 		return
 	}
@@ -457,6 +458,9 @@ func (s *Sim) checkDesk() {
 	// taker's whole view is read back every readCheckEvery desk steps, one taker in turn
 	// (a read walks every retained RFQ), and the takers' own reads are
 	// checked as they happen.
+	if s.replaying {
+		return // ReplayTrace checks the deadlines itself, at the failure's time
+	}
 	if s.deskSteps%readCheckEvery != 0 {
 		if s.steps%overdueCheckEvery == 0 {
 			s.checkOverdue()
@@ -473,24 +477,35 @@ func (s *Sim) checkDesk() {
 		if rep.Err != nil {
 			continue
 		}
-		s.checkRead(a, a.party, rep)
-		for _, r := range rep.Body.([]machine.RfqDTO) {
-			for _, q := range *r.Quotes {
-				if q.Status != "pending" || q.Settling {
-					continue
-				}
-				for _, cid := range q.AnchorCids {
-					if _, err := s.ledger.L.Allocation(cid); err != nil {
-						s.failf(Safety, "quote %s is visible to its taker but allocation %s is not on the ledger: %v", q.QuoteID, cid, err)
-						return
-					}
-				}
-			}
+		s.beginRead(readTakerView, s.now, a.keyHash, machine.QRfqMine{}, rep)
+		s.checkTakerView(a.party, rep)
+		s.endRead()
+		if s.failure != nil {
+			return
 		}
 	}
 	// Every deadline fires on time (a desk never sweeps; a Tick must come).
 	if s.steps%overdueCheckEvery == 0 {
 		s.checkOverdue()
+	}
+}
+
+// checkTakerView: a taker's view of its RFQs shows only its own things, and every quote it
+// shows as pending has its allocations on the ledger.
+func (s *Sim) checkTakerView(party string, rep machine.Reply) {
+	s.checkRead(party, rep)
+	for _, r := range rep.Body.([]machine.RfqDTO) {
+		for _, q := range *r.Quotes {
+			if q.Status != "pending" || q.Settling {
+				continue
+			}
+			for _, cid := range q.AnchorCids {
+				if _, err := s.ledger.L.Allocation(cid); err != nil {
+					s.failf(Safety, "quote %s is visible to its taker but allocation %s is not on the ledger: %v", q.QuoteID, cid, err)
+					return
+				}
+			}
+		}
 	}
 }
 

@@ -1,0 +1,142 @@
+package sim
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// countingJudge is a test judge: it counts the inputs it was handed and objects at a
+// chosen point, in terms of its own count, so a replay that rebuilt it wrongly (a lost
+// snapshot, an input missed or handed twice after a crash) objects with another message.
+type countingJudge struct {
+	inputs   uint64
+	settles  uint64
+	failRead uint64 // object to the first successful read after this many inputs (0: never)
+	failSett uint64 // object to the settle after this many settles (0: never)
+}
+
+func (j *countingJudge) Apply(env machine.Envelope, out machine.Outputs) error {
+	j.inputs++
+	for _, c := range out.Calls {
+		if c.Command != nil && c.Command.Settle != nil {
+			j.settles++
+			if j.failSett != 0 && j.settles == j.failSett {
+				return fmt.Errorf("settle %d (%s) after %d inputs is the one this judge refuses", j.settles, c.CommandID, j.inputs)
+			}
+		}
+	}
+	return nil
+}
+
+func (j *countingJudge) Read(at time.Time, keyHash string, q machine.Query, rep machine.Reply) error {
+	if j.failRead == 0 || j.inputs < j.failRead || rep.Status != 200 {
+		return nil
+	}
+	passed := ""
+	if in, ok := q.(machine.QIncoming); ok {
+		passed = fmt.Sprintf(" with %d transfers passed in", len(in.Transfers))
+	}
+	return fmt.Errorf("a %s read by %.8s at %s after %d inputs%s is the one this judge refuses",
+		queryKind(q), keyHash, at.Format(time.RFC3339Nano), j.inputs, passed)
+}
+
+func (j *countingJudge) MarshalBinary() ([]byte, error) {
+	return binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(nil,
+		j.inputs), j.settles), j.failRead), j.failSett), nil
+}
+
+func restoreCountingJudge(b []byte) (*countingJudge, error) {
+	var v [4]uint64
+	for i := range v {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, errors.New("a counting judge's snapshot is cut short")
+		}
+		v[i], b = x, b[n:]
+	}
+	return &countingJudge{inputs: v[0], settles: v[1], failRead: v[2], failSett: v[3]}, nil
+}
+
+// countingJudges makes counting judges that object at the given points.
+func countingJudges(failRead, failSettle uint64) Judges {
+	return JudgesOf(func(machine.Config) (*countingJudge, error) {
+		return &countingJudge{failRead: failRead, failSett: failSettle}, nil
+	}, restoreCountingJudge)
+}
+
+// failAndReplay runs k with the judges until it fails, writes the trace into a directory
+// that does not exist yet, and replays it with the same judges.
+func failAndReplay(t *testing.T, k Knobs, j Judges) (*Result, *Recheck) {
+	t.Helper()
+	s, err := NewJudged(k, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run()
+	if r.Failure == nil {
+		t.Fatalf("seed %d: the run did not fail", k.Seed)
+	}
+	path, err := r.WriteTrace(t.TempDir() + "/not/yet/there")
+	if err != nil {
+		t.Fatalf("write the trace: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := ReplayTrace(f, j)
+	if err != nil {
+		t.Fatalf("replay %s: %v", path, err)
+	}
+	return r, c
+}
+
+// TestJudgeFailureReplays: a judge's objection to an input and to a read fails the run,
+// and the trace replays to the same objection, with the judge rebuilt from its snapshot
+// beside the desk snapshot and after crashes.
+func TestJudgeFailureReplays(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		failRead, failSet uint64
+		crash             float64
+		snapshotEvery     int
+		wantRead          bool
+	}{
+		{"input", 0, 6, 0, 0, false},
+		{"input-crashes-pruned", 0, 12, 0.003, 300, false},
+		{"read", 300, 0, 0, 0, true},
+		{"read-crashes-pruned", 700, 0, 0.003, 300, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := knobs(3, "mild", tc.crash)
+			if tc.snapshotEvery > 0 {
+				k.SnapshotEvery = tc.snapshotEvery
+			}
+			r, c := failAndReplay(t, k, countingJudges(tc.failRead, tc.failSet))
+			if !strings.HasPrefix(r.Failure.Message, "judge: ") {
+				t.Fatalf("the run failed otherwise: %v", r.Failure)
+			}
+			if read := strings.Contains(r.Failure.Message, "read:"); read != tc.wantRead {
+				t.Fatalf("failure %q: found by a read %v, want %v", r.Failure.Message, read, tc.wantRead)
+			}
+			if !c.Checked || !c.Judged || !c.Reproduced() {
+				t.Fatalf("not reproduced: %+v\nviolation %v\nrecorded  %v", c, c.Violation, c.Recorded)
+			}
+			if tc.wantRead && c.Reads != 1 {
+				t.Fatalf("the replay re-read %d reads, want the failing one", c.Reads)
+			}
+			if tc.snapshotEvery > 0 && (r.Stats.Snapshots < 2 || r.Stats.Crashes == 0) {
+				t.Fatalf("%d snapshots, %d crashes: the pruned case is not exercised", r.Stats.Snapshots, r.Stats.Crashes)
+			}
+			t.Logf("%s: reproduced after %d inputs, %d ledger records: %s", tc.name, c.Inputs, c.LedgerRecords, c.Violation.Message)
+		})
+	}
+}
