@@ -140,3 +140,72 @@ func TestJudgeFailureReplays(t *testing.T) {
 		})
 	}
 }
+
+// replayWritten writes a failed run's trace into a directory that does not exist yet and
+// replays it with the standard judges.
+func replayWritten(t *testing.T, r *Result) *Recheck {
+	t.Helper()
+	path, err := r.WriteTrace(t.TempDir() + "/not/yet/there")
+	if err != nil {
+		t.Fatalf("write the trace: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := ReplayTrace(f, StandardJudges())
+	if err != nil {
+		t.Fatalf("replay %s: %v", path, err)
+	}
+	return c
+}
+
+// TestPassingTraceReplaysClean: a run that passed, with crashes and pruned journals, writes
+// a trace that replays with every check and a judge to the state it ended with and no
+// violation (the replay's checks raise no false alarm, and the journals' tails and the
+// ledger positions are complete).
+func TestPassingTraceReplaysClean(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		k     func() Knobs
+		judge Judges
+	}{
+		{"mild", func() Knobs { return knobs(4, "mild", 0) }, countingJudges(0, 0)},
+		{"harsh-crashes-pruned", func() Knobs {
+			k := knobs(7, "harsh", 0.003)
+			k.SnapshotEvery = 300
+			return k
+		}, countingJudges(0, 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewJudged(tc.k(), tc.judge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Run()
+			if r.Failure != nil {
+				t.Fatal(r.Failure)
+			}
+			path, err := r.WriteTrace(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			c, err := ReplayTrace(f, tc.judge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.Checked || !c.Judged || c.Violation != nil || c.Diverged != "" || c.Reproduced() {
+				t.Fatalf("replay: %+v (violation %v)", c, c.Violation)
+			}
+			if c.Inputs == 0 || c.LedgerRecords == 0 {
+				t.Fatalf("replayed %d inputs, %d ledger records", c.Inputs, c.LedgerRecords)
+			}
+		})
+	}
+}

@@ -345,8 +345,9 @@ func (s *Sim) recheckInput(env machine.Envelope) {
 }
 
 // endChecks are the checks of the run's last step, on the state the trace ends with: the
-// read a check failed on, the ledger's invariants, the trades in flight, the deadlines as
-// of the failure's time, and the final checks of a finished run.
+// read a check failed on; then the final checks of a run that reached its horizon, or
+// else the ledger's invariants, the trades in flight and, for a liveness failure, the
+// deadlines as of the failure's time.
 func (s *Sim) endChecks(t *traceFile, c *Recheck) {
 	at := s.now
 	if t.header.Failure != nil {
@@ -360,17 +361,21 @@ func (s *Sim) endChecks(t *traceFile, c *Recheck) {
 		}
 	}
 	s.now = at
+	if t.end != nil && t.end.Finished {
+		// The run reached its horizon: only the final checks ran after its last step.
+		s.finalChecks()
+		return
+	}
 	if err := s.ledger.L.CheckInvariants(); err != nil {
 		s.failf(Safety, "ledger invariant: %v", err)
 		return
 	}
 	s.tradesStale = true
 	s.checkDesk()
-	if s.failure == nil && t.header.Failure != nil {
+	// The run looks at every deadline only every so many steps: a replay, as of the
+	// failure's time, only when that is what failed.
+	if s.failure == nil && t.header.Failure != nil && t.header.Failure.Class == Liveness {
 		s.checkOverdue()
-	}
-	if s.failure == nil && t.end != nil && t.end.Finished {
-		s.finalChecks()
 	}
 }
 

@@ -31,7 +31,7 @@ type traceLine struct {
 	Tail   bool         `json:"tail,omitempty"`
 	Read   *traceRead   `json:"read,omitempty"`
 	Header *traceHeader `json:"header,omitempty"`
-	End     *traceEnd       `json:"end,omitempty"`
+	End    *traceEnd    `json:"end,omitempty"`
 }
 
 // traceHeader opens a trace: how to reproduce the run and why it was written.
