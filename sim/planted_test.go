@@ -42,6 +42,9 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 // cannot replay to it; TRACE.md lists the checks a replay re-runs.
 var notReplayable = map[string]bool{"lost-commit": true}
 
+// foundByRead are the planted bugs only a read shows: their trace carries the read.
+var foundByRead = map[string]bool{"mine-shows-funding": true}
+
 // TestPlantedBugTracesReproduce: the trace a planted bug's failure writes replays, with
 // the simulator's checks, to the same violation with the same message.
 //
@@ -69,6 +72,9 @@ func TestPlantedBugTracesReproduce(t *testing.T) {
 				c := replayWritten(t, r)
 				if !c.Reproduced() {
 					t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", seed, r.Failure.Message, c, c.Violation)
+				}
+				if foundByRead[bug.Name] && c.Reads != 1 {
+					t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", seed, bug.Name, c.Reads)
 				}
 				t.Logf("seed %d reproduced after %d inputs: %s", seed, c.Inputs, c.Violation.Message)
 				return
