@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,7 +67,7 @@ var validStatus = map[int]bool{200: true, 202: true, 204: true, 400: true, 401: 
 func (s *Sim) checkReply(r machine.Reply) {
 	s.stats.Checks++
 	if !validStatus[r.Status] || (r.Err != nil) != (r.Status >= 400) || (r.Err != nil && (r.Err.Status != r.Status || r.Err.Message == "")) {
-		s.failf(Safety, "reply %d has status %d and error %+v", r.Seq, r.Status, r.Err)
+		s.failf(Safety, "reply to input %d has status %d and %s", r.Seq, r.Status, describeAPIError(r.Err))
 	}
 }
 
@@ -214,7 +215,7 @@ func (s *Sim) checkSettle(c machine.LedgerCall) {
 	}
 	switch {
 	case t.Amounts.Fee.Sign() > 0 && (fees != 1 || fee.Cmp(t.Amounts.Fee) != 0):
-		s.failf(Safety, "trade %s owes a fee of %s but its settle moves %d fee legs (%s)", t.ID, t.Amounts.Fee, fees, fee)
+		s.failf(Safety, "trade %s owes a fee of %s but its settle moves %d fee legs to the fee party (%s in all)", t.ID, t.Amounts.Fee, fees, fee)
 	case t.Amounts.Fee.Sign() == 0 && fees != 0:
 		s.failf(Safety, "trade %s owes no fee but its settle moves one", t.ID)
 	}
@@ -289,7 +290,7 @@ func (s *Sim) checkEvent(e machine.Event) {
 		ok = rfqConcerns(p.RfqID)
 	}
 	if !ok {
-		s.failf(Safety, "%s event sent to %s, whom it does not concern: %+v", e.Type, hint, e.Payload)
+		s.failf(Safety, "%s event sent to %s, whom it does not concern: %s", e.Type, hint, wireJSON(e.Payload))
 	}
 }
 
@@ -308,7 +309,7 @@ func (s *Sim) tradeSettled(p machine.TradeDTO) {
 	case t != nil && len(u.Receipts) != len(s.legs(t)):
 		s.failf(Safety, "trade %s settle moved %d legs, the trade has %d", p.TradeID, len(u.Receipts), len(s.legs(t)))
 	case !slices.Equal(u.Receipts, p.Ledger.ReceiptCids):
-		s.failf(Safety, "trade %s receipts %v differ from the ledger's %v", p.TradeID, p.Ledger.ReceiptCids, u.Receipts)
+		s.failf(Safety, "trade %s receipts [%s] differ from the ledger's [%s]", p.TradeID, strings.Join(p.Ledger.ReceiptCids, ", "), strings.Join(u.Receipts, ", "))
 	}
 }
 
@@ -566,8 +567,11 @@ func (s *Sim) tradeProblem(lt liveTrade) string {
 		}
 		return ""
 	}
-	if q == nil || q.State != machine.QuoteSettling {
-		return fmt.Sprintf("trade %s (%s) settles on quote %s which is not settling (%+v)", lt.id, t.State, t.Quote, q)
+	if q == nil {
+		return fmt.Sprintf("trade %s (%s) settles on quote %s, which the desk does not have", lt.id, t.State, t.Quote)
+	}
+	if q.State != machine.QuoteSettling {
+		return fmt.Sprintf("trade %s (%s) settles on quote %s, which is %s, not settling", lt.id, t.State, t.Quote, q.State)
 	}
 	return ""
 }
@@ -753,4 +757,25 @@ func (s *Sim) finalChecks() {
 		s.failf(Liveness, "left in flight at the end: %d actions, %d held replies, %d ledger calls, %d deposits, %d withdrawals",
 			len(d.Actions), len(d.Held), len(d.Pending), len(d.Deposits), len(d.Withdrawals))
 	}
+}
+
+// describeAPIError names a refusal in the contract's terms: its status, code and message.
+func describeAPIError(e *machine.APIError) string {
+	if e == nil {
+		return "no error"
+	}
+	code := e.Code
+	if code == "" {
+		code = "(none)"
+	}
+	return fmt.Sprintf("error status %d, code %s, message %q", e.Status, code, e.Message)
+}
+
+// wireJSON renders a payload as the stream sends it (its JSON), for a failure message.
+func wireJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("(a %T that does not encode: %v)", v, err)
+	}
+	return string(b)
 }

@@ -46,6 +46,7 @@ func TestPlantedTraceReplaysReproduced(t *testing.T) {
 				if !strings.Contains(out.String(), "the trace's final digest matches") {
 					t.Fatalf("seed %d: the trace does not rebuild the state the run ended with:\n%s", seed, out.String())
 				}
+				t.Logf("seed %d:\n%s", seed, out.String())
 				return
 			}
 			t.Fatalf("planted bug %s not caught within 20 seeds", bug)

@@ -142,7 +142,12 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 			fmt.Fprintf(report, "trace: reproduce with %s\n", t.Command)
 		}
 		if len(t.Failure) > 0 && string(t.Failure) != "null" {
-			fmt.Fprintf(report, "trace: written for the failure %s\n", t.Failure)
+			var f sim.Failure
+			if err := json.Unmarshal(t.Failure, &f); err == nil && f.Message != "" {
+				fmt.Fprintf(report, "trace: written for the failure: %s\n", f.Error())
+			} else {
+				fmt.Fprintf(report, "trace: written for the failure %s\n", t.Failure)
+			}
 		}
 	}
 	dr, err := replayDesk(src.desk, src.fromSnapshot, c.until)
@@ -297,7 +302,7 @@ func recheck(w io.Writer, path string) (int, error) {
 	if rc.Judged {
 		judged = "and the judge"
 	}
-	fmt.Fprintf(w, "checks: re-ran the simulator's checks %s over %d desk inputs, %d ledger records, %d reads\n",
+	fmt.Fprintf(w, "checks: re-ran the simulator's checks %s over %d desk inputs, %d ledger records and %d recorded reads\n",
 		judged, rc.Inputs, rc.LedgerRecords, rc.Reads)
 	switch {
 	case rc.Reproduced():
