@@ -209,3 +209,57 @@ func TestPassingTraceReplaysClean(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayTraceBadInput: a trace cut short at any line, or with a line spoiled, gives a
+// clear error or a replay, never a panic; a trace without a header is refused.
+func TestReplayTraceBadInput(t *testing.T) {
+	k := knobs(3, "mild", 0)
+	k.Duration = 20 * time.Second
+	s, err := NewJudged(k, countingJudges(60, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run()
+	if r.Failure == nil {
+		t.Fatal("the run did not fail")
+	}
+	path, err := r.WriteTrace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `{"type":"read"`) {
+		t.Fatalf("the failure %q left no read line", r.Failure.Message)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	replay := func(text string) (c *Recheck, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("panic on %.300q: %v", text, p)
+			}
+		}()
+		return ReplayTrace(strings.NewReader(text), countingJudges(60, 0))
+	}
+	if _, err := replay(strings.Join(lines[1:], "")); err == nil {
+		t.Fatal("a trace without its header replayed")
+	}
+	for i := 1; i <= len(lines); i++ {
+		_, _ = replay(strings.Join(lines[:i], ""))
+	}
+	spoil := []func(string) string{
+		func(l string) string { return l[:len(l)/2] + "\n" },
+		func(l string) string { return strings.Replace(l, `"seq":`, `"seq":9`, 1) },
+		func(l string) string { return strings.Replace(l, `"kind":"`, `"kind":"x`, 1) },
+		func(l string) string { return strings.Replace(l, `"check":"actor"`, `"check":"taker-view"`, 1) },
+		func(l string) string { return strings.Replace(l, `"ledgerSeq":`, `"ledgerSeq":1`, 1) },
+	}
+	for i := range lines {
+		for _, f := range spoil {
+			edited := append(append(append([]string(nil), lines[:i]...), f(lines[i])), lines[i+1:]...)
+			_, _ = replay(strings.Join(edited, ""))
+		}
+	}
+}

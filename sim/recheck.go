@@ -400,6 +400,10 @@ func (s *Sim) recheckRead(rd *traceRead, c *Recheck) {
 	party, _ := s.desk.Caller(rd.KeyHash)
 	switch rd.Check {
 	case readTakerView:
+		if _, ok := q.(machine.QRfqMine); !ok {
+			c.Diverged = fmt.Sprintf("a taker-view read line asks %s, not rfq.mine", queryKind(q))
+			return
+		}
 		if rep.Err == nil {
 			s.checkTakerView(party, rep)
 		}
