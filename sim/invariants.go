@@ -652,52 +652,117 @@ func (s *Sim) checkOverdue() {
 // checkAcknowledged: after a crash, every reply an actor received is reflected in the
 // recovered desk — its input is in the durable journal, keys work, acknowledged RFQs,
 // quotes, trades and registrations exist (unless the desk had forgotten them anyway).
+// What the actors know is taken down as an observation (ackObservation), which a failure's
+// trace carries so that a replay checks it against the recovered desk the same way.
 func (s *Sim) checkAcknowledged(pre *machine.Desk) {
 	s.stats.Checks++
-	if last := s.deskLog.LastSeq(); s.maxAcked > last {
-		s.failf(CrashRecovery, "a reply to input %d was received, but the recovered journal ends at %d", s.maxAcked, last)
+	obs := ackObservation{MaxAcked: s.maxAcked}
+	for _, a := range s.actors {
+		o := ackActor{Name: a.name, Hint: a.hint, Party: a.party}
+		if a.reg == regDone && a.role != roleHouse {
+			o.KeyHashes = append(o.KeyHashes, a.keyHash)
+			for _, k := range a.candidates {
+				o.KeyHashes = append(o.KeyHashes, hashKey(k))
+			}
+		}
+		for _, w := range a.acked {
+			if ackedExists(pre, w.kind, w.id) { // the desk had not forgotten it before the crash
+				o.Writes = append(o.Writes, ackWrite{Kind: w.kind, ID: w.id})
+			}
+		}
+		if len(o.KeyHashes) > 0 || len(o.Writes) > 0 {
+			obs.Actors = append(obs.Actors, o)
+		}
+	}
+	s.tape.ack = &obs
+	if s.checkAckObservation(obs, s.deskLog.LastSeq()); s.failure != nil {
 		return
 	}
-	d := s.desk
-	works := func(keyHash, party string) bool {
-		id, ok := d.Caller(keyHash)
-		return ok && id == party
-	}
-	exists := func(d *machine.Desk, w ackedWrite) bool {
-		switch w.kind {
-		case "quote":
-			return d.Quotes[w.id] != nil
-		case "rfq":
-			return d.RFQs[w.id] != nil
-		case "trade":
-			return d.Trades[w.id] != nil
-		case "registration":
-			return d.Registrations[w.id] != nil
-		}
-		return true
-	}
+	s.tape.ack = nil
+	// The key that works is the actor's from now on; what was checked is done with.
 	for _, a := range s.actors {
 		if a.reg == regDone && a.role != roleHouse {
-			ok := works(a.keyHash, a.party)
-			for _, k := range a.candidates {
-				if !ok && works(hashKey(k), a.party) {
-					a.key, a.keyHash, ok = k, hashKey(k), true
+			for _, k := range append([]string{a.key}, a.candidates...) {
+				if id, ok := s.desk.Caller(hashKey(k)); ok && id == a.party {
+					a.key, a.keyHash = k, hashKey(k)
+					break
 				}
-			}
-			if !ok {
-				s.failf(CrashRecovery, "the acknowledged API key of %s (%s) does not work after recovery", a.name, a.hint)
-				return
 			}
 			a.candidates = nil
 		}
-		for _, w := range a.acked {
-			if !exists(d, w) && exists(pre, w) {
-				s.failf(CrashRecovery, "acknowledged %s %s of %s is gone after recovery", w.kind, w.id, a.name)
+		a.acked = a.acked[:0]
+	}
+}
+
+// checkAckObservation checks what the actors knew before a crash against the recovered desk
+// and the last record of its recovered journal.
+func (s *Sim) checkAckObservation(obs ackObservation, last uint64) {
+	if obs.MaxAcked > last {
+		s.failf(CrashRecovery, "a reply to input %d was received, but the recovered journal ends at %d", obs.MaxAcked, last)
+		return
+	}
+	d := s.desk
+	for _, a := range obs.Actors {
+		if len(a.KeyHashes) > 0 {
+			works := false
+			for _, h := range a.KeyHashes {
+				if id, ok := d.Caller(h); ok && id == a.Party {
+					works = true
+					break
+				}
+			}
+			if !works {
+				s.failf(CrashRecovery, "the acknowledged API key of %s (%s) does not work after recovery", a.Name, a.Hint)
 				return
 			}
 		}
-		a.acked = a.acked[:0]
+		for _, w := range a.Writes {
+			if !ackedExists(d, w.Kind, w.ID) {
+				s.failf(CrashRecovery, "acknowledged %s %s of %s is gone after recovery", w.Kind, w.ID, a.Name)
+				return
+			}
+		}
 	}
+}
+
+// ackedExists reports whether the desk holds the acknowledged write of a kind (quote, rfq,
+// trade, registration; any other kind counts as held).
+func ackedExists(d *machine.Desk, kind, id string) bool {
+	switch kind {
+	case "quote":
+		return d.Quotes[id] != nil
+	case "rfq":
+		return d.RFQs[id] != nil
+	case "trade":
+		return d.Trades[id] != nil
+	case "registration":
+		return d.Registrations[id] != nil
+	}
+	return true
+}
+
+// ackObservation is what the actors knew before a crash, for checkAckObservation: the
+// highest input whose reply one received, and per actor the key hashes that may be its
+// key (the acknowledged one, and those of a register or rotation whose answer was lost) and
+// the writes it saw acknowledged that the desk still held before the crash.
+type ackObservation struct {
+	MaxAcked uint64     `json:"maxAcked"`
+	Actors   []ackActor `json:"actors,omitempty"`
+}
+
+// ackActor is one actor's part of an ackObservation.
+type ackActor struct {
+	Name      string     `json:"name"`
+	Hint      string     `json:"hint"`
+	Party     string     `json:"party"`
+	KeyHashes []string   `json:"keyHashes,omitempty"`
+	Writes    []ackWrite `json:"writes,omitempty"`
+}
+
+// ackWrite is an acknowledged write: its kind and id.
+type ackWrite struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
 }
 
 // ledgerForgot reports whether the ledger has made more updates than it retains, so that

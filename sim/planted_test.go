@@ -3,6 +3,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,10 +38,10 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 	}
 }
 
-// notReplayable are the planted bugs whose violation needs what only the running
-// simulator knows (which replies the actors received before a crash), so that a trace
-// cannot replay to it; TRACE.md lists the checks a replay re-runs.
-var notReplayable = map[string]bool{"lost-commit": true}
+// notReplayable are the planted bugs whose violation a trace cannot replay to (none:
+// even lost-commit's, found by checking a crash's recovery against the replies the actors
+// had received, replays from the observation the trace carries; TRACE.md lists the checks).
+var notReplayable = map[string]bool{}
 
 // foundByRead are the planted bugs only a read shows: their trace carries the read.
 var foundByRead = map[string]bool{"mine-shows-funding": true}
@@ -81,5 +82,35 @@ func TestPlantedBugTracesReproduce(t *testing.T) {
 			}
 			t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
 		})
+	}
+}
+
+// TestPlantedCrashRecoveryTraceReproduces: lost-commit's failures found by checking a
+// crash's recovery against what the actors knew (a reply to an input the recovered journal
+// lacks; an acknowledged key that no longer works) replay from the trace's acknowledged
+// observation to the same violation. The seeds are ones where lost-commit fails that way.
+func TestPlantedCrashRecoveryTraceReproduces(t *testing.T) {
+	Plant("lost-commit")
+	defer Plant("")
+	for _, tc := range []struct {
+		seed uint64
+		want string
+	}{
+		{6, "but the recovered journal ends at"},
+		{12, "does not work after recovery"},
+	} {
+		k := knobs(tc.seed, "mild", 0.01)
+		k.Duration = time.Minute
+		s, err := New(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Run()
+		if r.Failure == nil || r.Failure.Class != CrashRecovery || !strings.Contains(r.Failure.Message, tc.want) {
+			t.Fatalf("seed %d: want a crash-recovery failure %q, got %v", tc.seed, tc.want, r.Failure)
+		}
+		if c := replayWritten(t, r); !c.Reproduced() {
+			t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", tc.seed, r.Failure.Message, c, c.Violation)
+		}
 	}
 }

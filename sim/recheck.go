@@ -56,6 +56,7 @@ type traceFile struct {
 	ledgerSnap    []byte
 	desk, ledger  []traceLine
 	read          *traceRead
+	ack           *ackObservation
 	end           *traceEnd
 	hasDeskSnap   bool
 	hasLedgerSnap bool
@@ -115,6 +116,11 @@ func readTrace(r io.Reader) (*traceFile, error) {
 				return nil, fmt.Errorf("line %d: a read line must carry one read, once", n)
 			}
 			t.read = l.Read
+		case "acknowledged":
+			if l.Acknowledged == nil || t.ack != nil {
+				return nil, fmt.Errorf("line %d: an acknowledged line must carry one observation, once", n)
+			}
+			t.ack = l.Acknowledged
 		case "end":
 			if l.End == nil {
 				return nil, fmt.Errorf("line %d: an end line without end", n)
@@ -361,6 +367,12 @@ func (s *Sim) endChecks(t *traceFile, c *Recheck) {
 		}
 	}
 	s.now = at
+	if t.ack != nil {
+		// The run failed checking a crash's recovery against what the actors knew: the
+		// trace ends with the recovered journals, and that check was the step's last.
+		s.checkAckObservation(*t.ack, t.lastDesk())
+		return
+	}
 	if t.end != nil && t.end.Finished {
 		// The run reached its horizon: only the final checks ran after its last step.
 		s.finalChecks()
@@ -427,4 +439,12 @@ func (s *Sim) compareEnd(end *traceEnd) string {
 		return fmt.Sprintf("the replayed ledger's digest is %s, the trace ends with %s", got, end.LedgerDigest)
 	}
 	return ""
+}
+
+// lastDesk is the last desk record the trace holds (that its snapshot covers, without any).
+func (t *traceFile) lastDesk() uint64 {
+	if n := len(t.desk); n > 0 {
+		return t.desk[n-1].Seq
+	}
+	return t.deskSnapSeq
 }

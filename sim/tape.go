@@ -25,6 +25,9 @@ type tape struct {
 	reading  traceRead
 	inRead   bool
 	failRead *traceRead
+	// ack is what the actors knew before a crash, while the recovery is checked against
+	// it; it stays when that check failed, for the trace.
+	ack *ackObservation
 }
 
 // tapeRecord is one journal record not yet durable.

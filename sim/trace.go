@@ -28,10 +28,13 @@ type traceLine struct {
 	// applied this one.
 	LedgerSeq uint64 `json:"ledgerSeq,omitempty"`
 	// Tail marks a record the run had applied but not yet made durable (version 2).
-	Tail   bool         `json:"tail,omitempty"`
-	Read   *traceRead   `json:"read,omitempty"`
-	Header *traceHeader `json:"header,omitempty"`
-	End    *traceEnd    `json:"end,omitempty"`
+	Tail bool       `json:"tail,omitempty"`
+	Read *traceRead `json:"read,omitempty"`
+	// Acknowledged (an "acknowledged" line, version 2) is what the actors knew before the
+	// crash whose recovery the failing check judged.
+	Acknowledged *ackObservation `json:"acknowledged,omitempty"`
+	Header       *traceHeader    `json:"header,omitempty"`
+	End          *traceEnd       `json:"end,omitempty"`
 }
 
 // traceHeader opens a trace: how to reproduce the run and why it was written.
@@ -154,6 +157,9 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 			err = rerr
 		}
 		put(traceLine{Type: "read", Read: fr})
+	}
+	if ack := s.tape.ack; ack != nil && r.Failure != nil && r.Failure.Class == CrashRecovery {
+		put(traceLine{Type: "acknowledged", Acknowledged: ack})
 	}
 	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
 		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq(), Finished: s.finished}})

@@ -18,7 +18,7 @@ import (
 //	go test -tags planted ./cmd/replay -run TestPlantedTraceReplaysReproduced -v
 func TestPlantedTraceReplaysReproduced(t *testing.T) {
 	defer sim.Plant("")
-	for _, bug := range []string{"no-fee", "cancel-keeps-lock", "replace-funds-first", "mine-shows-funding"} {
+	for _, bug := range []string{"no-fee", "cancel-keeps-lock", "replace-funds-first", "mine-shows-funding", "lost-commit"} {
 		t.Run(bug, func(t *testing.T) {
 			sim.Plant(bug)
 			defer sim.Plant("")
