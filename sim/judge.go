@@ -15,7 +15,9 @@ import (
 // snapshots it (MarshalBinary) beside every desk snapshot and rebuilds it after a crash
 // from that snapshot and the durable inputs after it.
 type Judge interface {
-	// Apply judges one applied input and the outputs the desk produced for it.
+	// Apply judges one applied input and the outputs the desk produced for it: every
+	// input the desk journals, in journal order, Boot, Tick and the checkpoint records
+	// included.
 	Apply(env machine.Envelope, out machine.Outputs) error
 	// Read judges the answer rep the desk gave, at virtual time at, to the caller whose
 	// API key hashes to keyHash, for query q (with the holdings or transfers the simulator

@@ -143,11 +143,13 @@ func readTrace(r io.Reader) (*traceFile, error) {
 // desk input is applied in the order the run applied it, with the ledger at the record it
 // had reached then, and checked as the run checked it (its outputs, its replies, the
 // events it sent and the ledger calls it made, and by the judge j makes, when j is on);
-// every ledger record is checked for commands taking effect twice; the read a failing
-// check looked at is asked again and checked; and the checks the run made after its last
-// step (the ledger's invariants, the trades in flight, the deadlines as of the failure's
-// time, and, when the run finished, the final checks) run on the state the trace ends with.
-// It stops at the first violation. A version 1 trace is read but not checked.
+// every ledger record is checked for commands and settlements taking effect twice; the
+// read a failing check looked at is asked again and checked; and the checks the run made
+// in its last step run on the state the trace ends with (a crash's recovery against the
+// actors' observation; or the final checks of a finished run; or the ledger's invariants,
+// the trades in flight and, for a liveness failure, the deadlines as of its time). It stops
+// at the first violation, and compares the state it ends with with the trace's digests. A
+// version 1 trace is read but not checked.
 func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 	t, err := readTrace(r)
 	if err != nil {
