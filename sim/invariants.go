@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -617,17 +618,19 @@ const overdueSlack = 5 * time.Second
 func (s *Sim) checkOverdue() {
 	d := s.desk
 	late := s.now.Add(-overdueSlack)
-	for id, r := range d.RFQs {
-		if r.State == machine.RFQOpen && r.SettlingTrade == "" && r.Deadline.Before(late) {
-			s.failf(Liveness, "RFQ %s still open %s after its deadline", id, s.now.Sub(r.Deadline))
-			return
-		}
+	// Each walk names the smallest overdue id, not the first the map yields, so that a
+	// replay of the trace names the same one.
+	if id, r, ok := firstID(d.RFQs, func(r *machine.RFQ) bool {
+		return r.State == machine.RFQOpen && r.SettlingTrade == "" && r.Deadline.Before(late)
+	}); ok {
+		s.failf(Liveness, "RFQ %s still open %s after its deadline", id, s.now.Sub(r.Deadline))
+		return
 	}
-	for id, q := range d.Quotes {
-		if (q.State == machine.QuoteFunding || q.State == machine.QuoteLive) && q.ValidUntil.Before(late) {
-			s.failf(Liveness, "quote %s still %s %s after its validUntil", id, q.State, s.now.Sub(q.ValidUntil))
-			return
-		}
+	if id, q, ok := firstID(d.Quotes, func(q *machine.Quote) bool {
+		return (q.State == machine.QuoteFunding || q.State == machine.QuoteLive) && q.ValidUntil.Before(late)
+	}); ok {
+		s.failf(Liveness, "quote %s still %s %s after its validUntil", id, q.State, s.now.Sub(q.ValidUntil))
+		return
 	}
 	for _, lt := range s.liveTrades { // complete as of the last full scan, see checkDesk
 		if t := lt.t; t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
@@ -635,18 +638,33 @@ func (s *Sim) checkOverdue() {
 			return
 		}
 	}
-	for id, x := range d.Actions {
-		if x.State == machine.ActionPending && x.ExpiresAt.Before(late) {
-			s.failf(Liveness, "action %s still pending %s after it expired", id, s.now.Sub(x.ExpiresAt))
-			return
+	if id, x, ok := firstID(d.Actions, func(x *machine.Action) bool {
+		return x.State == machine.ActionPending && x.ExpiresAt.Before(late)
+	}); ok {
+		s.failf(Liveness, "action %s still pending %s after it expired", id, s.now.Sub(x.ExpiresAt))
+		return
+	}
+	if id, r, ok := firstID(d.Registrations, func(r *machine.Registration) bool {
+		return r.State == machine.RegAwaiting && r.ExpiresAt.Before(late)
+	}); ok {
+		s.failf(Liveness, "registration %s still awaiting signatures %s after it expired", id, s.now.Sub(r.ExpiresAt))
+		return
+	}
+}
+
+// firstID returns the smallest key of m whose value is bad, and that value: a failure
+// names the same entity in every run of a seed and in every replay of its trace, whatever
+// order the map yields.
+func firstID[V any](m map[string]V, bad func(V) bool) (string, V, bool) {
+	var id string
+	var val V
+	found := false
+	for k, v := range m {
+		if bad(v) && (!found || k < id) {
+			id, val, found = k, v, true
 		}
 	}
-	for id, r := range d.Registrations {
-		if (r.State == machine.RegAwaiting) && r.ExpiresAt.Before(late) {
-			s.failf(Liveness, "registration %s still awaiting signatures %s after it expired", id, s.now.Sub(r.ExpiresAt))
-			return
-		}
-	}
+	return id, val, found
 }
 
 // checkAcknowledged: after a crash, every reply an actor received is reflected in the
@@ -778,13 +796,15 @@ func (s *Sim) finalChecks() {
 		s.failf(Safety, "ledger invariant at the end: %v", err)
 		return
 	}
-	for id, r := range d.RFQs {
+	for _, id := range slices.Sorted(maps.Keys(d.RFQs)) {
+		r := d.RFQs[id]
 		if r.State == machine.RFQOpen {
 			s.failf(Liveness, "RFQ %s still open at the end (deadline %s)", id, r.Deadline.Format(time.RFC3339))
 			return
 		}
 	}
-	for id, t := range d.Trades {
+	for _, id := range slices.Sorted(maps.Keys(d.Trades)) {
+		t := d.Trades[id]
 		switch t.State {
 		case machine.TradeAllocating, machine.TradeSettling:
 			s.failf(Liveness, "trade %s still %s at the end (window %s)", id, t.State, t.WindowEnds.Format(time.RFC3339))
@@ -804,14 +824,16 @@ func (s *Sim) finalChecks() {
 			}
 		}
 	}
-	for id, q := range d.Quotes {
+	for _, id := range slices.Sorted(maps.Keys(d.Quotes)) {
+		q := d.Quotes[id]
 		switch q.State {
 		case machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling:
 			s.failf(Liveness, "quote %s still %s at the end", id, q.State)
 			return
 		}
 	}
-	for id, r := range d.Registrations {
+	for _, id := range slices.Sorted(maps.Keys(d.Registrations)) {
+		r := d.Registrations[id]
 		switch r.State {
 		case machine.RegOnboarding, machine.RegAwaiting, machine.RegCompleting:
 			s.failf(Liveness, "registration %s still %s at the end", id, r.State)
