@@ -53,3 +53,31 @@ func TestPlantedTraceReplaysReproduced(t *testing.T) {
 		})
 	}
 }
+
+// TestPlantedCrashRecoveryTraceReplaysReproduced: lost-commit failing the check of a crash's
+// recovery writes a trace with the actors' observation, which replay reads and reproduces.
+func TestPlantedCrashRecoveryTraceReplaysReproduced(t *testing.T) {
+	sim.Plant("lost-commit")
+	defer sim.Plant("")
+	for seed := uint64(1); seed <= 40; seed++ {
+		s, err := sim.New(simKnobs(seed, time.Minute, 4, 2, 1, "mild", 0.01, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Run()
+		if r.Failure == nil || r.Failure.Class != sim.CrashRecovery {
+			continue
+		}
+		path, err := r.WriteTrace(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if got := run([]string{"-trace", path}, &out, &errb); got != exitReproduced ||
+			!strings.Contains(out.String(), "reproduced: "+r.Failure.Message+"\n") {
+			t.Fatalf("seed %d: status %d, want %d and the run's message\n%s%s", seed, got, exitReproduced, out.String(), errb.String())
+		}
+		return
+	}
+	t.Fatal("lost-commit failed no crash recovery within 40 seeds")
+}

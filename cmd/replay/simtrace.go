@@ -14,7 +14,7 @@ import (
 // records are embedded as raw JSON, the desk records precede the ledger records, and a
 // trace of a pruned desk (ledger) journal carries the newest desk (ledger) snapshot.
 type simLine struct {
-	Type    string          `json:"type"` // header, desk-snapshot, judge-snapshot, ledger-snapshot, desk, ledger, read, end
+	Type    string          `json:"type"` // header, desk-snapshot, judge-snapshot, ledger-snapshot, desk, ledger, read, acknowledged, end
 	Version int             `json:"version,omitempty"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
@@ -116,7 +116,7 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 			if l.Type == "desk" && l.Seq > 1 {
 				ledgerSeqs[l.Seq] = l.LedgerSeq
 			}
-		case "judge-snapshot", "read":
+		case "judge-snapshot", "read", "acknowledged":
 			// For the checks sim.ReplayTrace re-runs; the journals need neither.
 		case "end":
 			if l.End == nil {
