@@ -242,7 +242,7 @@ func (r reader) rfqMine() []RfqDTO {
 	for i, x := range rfqs {
 		strs += len(x.Invited)
 		for _, qid := range x.Quotes {
-			if q := r.d.Quotes[qid]; q != nil && q.Anchored {
+			if q := r.d.Quotes[qid]; q != nil && (q.Anchored || (plantedBuild && plantedOn("mine-shows-funding"))) {
 				anchored = append(anchored, q)
 				counts[i]++
 				strs += len(q.Allocations)

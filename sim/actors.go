@@ -203,7 +203,10 @@ func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
 			q = machine.QIncoming{Transfers: s.ledger.Incoming(party)}
 		}
 		rep := machine.Read(s.desk, s.now, keyHash, q)
-		s.checkRead(a, party, rep)
+		s.beginRead(readByActor, s.now, keyHash, q, rep)
+		s.checkRead(party, rep)
+		s.judgeRead(s.now, keyHash, q, rep)
+		s.endRead()
 		send := func() { s.after(s.netLatency(), func() { r.deliver(rep) }) }
 		if len(s.held) == 0 {
 			send()

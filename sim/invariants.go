@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -54,6 +56,7 @@ func (s *Sim) failf(c Class, format string, args ...any) {
 	if s.failure != nil {
 		return
 	}
+	s.noteFailedRead()
 	s.failure = &Failure{Class: c, Message: fmt.Sprintf(format, args...), At: s.now, Step: s.steps}
 }
 
@@ -65,7 +68,7 @@ var validStatus = map[int]bool{200: true, 202: true, 204: true, 400: true, 401: 
 func (s *Sim) checkReply(r machine.Reply) {
 	s.stats.Checks++
 	if !validStatus[r.Status] || (r.Err != nil) != (r.Status >= 400) || (r.Err != nil && (r.Err.Status != r.Status || r.Err.Message == "")) {
-		s.failf(Safety, "reply %d has status %d and error %+v", r.Seq, r.Status, r.Err)
+		s.failf(Safety, "reply to input %d has status %d and %s", r.Seq, r.Status, describeAPIError(r.Err))
 	}
 }
 
@@ -213,7 +216,7 @@ func (s *Sim) checkSettle(c machine.LedgerCall) {
 	}
 	switch {
 	case t.Amounts.Fee.Sign() > 0 && (fees != 1 || fee.Cmp(t.Amounts.Fee) != 0):
-		s.failf(Safety, "trade %s owes a fee of %s but its settle moves %d fee legs (%s)", t.ID, t.Amounts.Fee, fees, fee)
+		s.failf(Safety, "trade %s owes a fee of %s but its settle moves %d fee legs to the fee party (%s in all)", t.ID, t.Amounts.Fee, fees, fee)
 	case t.Amounts.Fee.Sign() == 0 && fees != 0:
 		s.failf(Safety, "trade %s owes no fee but its settle moves one", t.ID)
 	}
@@ -288,7 +291,7 @@ func (s *Sim) checkEvent(e machine.Event) {
 		ok = rfqConcerns(p.RfqID)
 	}
 	if !ok {
-		s.failf(Safety, "%s event sent to %s, whom it does not concern: %+v", e.Type, hint, e.Payload)
+		s.failf(Safety, "%s event sent to %s, whom it does not concern: %s", e.Type, hint, wireJSON(e.Payload))
 	}
 }
 
@@ -307,7 +310,7 @@ func (s *Sim) tradeSettled(p machine.TradeDTO) {
 	case t != nil && len(u.Receipts) != len(s.legs(t)):
 		s.failf(Safety, "trade %s settle moved %d legs, the trade has %d", p.TradeID, len(u.Receipts), len(s.legs(t)))
 	case !slices.Equal(u.Receipts, p.Ledger.ReceiptCids):
-		s.failf(Safety, "trade %s receipts %v differ from the ledger's %v", p.TradeID, p.Ledger.ReceiptCids, u.Receipts)
+		s.failf(Safety, "trade %s receipts [%s] differ from the ledger's [%s]", p.TradeID, strings.Join(p.Ledger.ReceiptCids, ", "), strings.Join(u.Receipts, ", "))
 	}
 }
 
@@ -330,7 +333,7 @@ func (s *Sim) tradeFailed(p machine.TradeFailedPayload) {
 }
 
 // checkRead: a read for party A shows only A's things.
-func (s *Sim) checkRead(a *actor, party string, rep machine.Reply) {
+func (s *Sim) checkRead(party string, rep machine.Reply) {
 	if rep.Err != nil || party == "" {
 		return
 	}
@@ -457,6 +460,9 @@ func (s *Sim) checkDesk() {
 	// taker's whole view is read back every readCheckEvery desk steps, one taker in turn
 	// (a read walks every retained RFQ), and the takers' own reads are
 	// checked as they happen.
+	if s.replaying {
+		return // ReplayTrace checks the deadlines itself, at the failure's time
+	}
 	if s.deskSteps%readCheckEvery != 0 {
 		if s.steps%overdueCheckEvery == 0 {
 			s.checkOverdue()
@@ -473,24 +479,35 @@ func (s *Sim) checkDesk() {
 		if rep.Err != nil {
 			continue
 		}
-		s.checkRead(a, a.party, rep)
-		for _, r := range rep.Body.([]machine.RfqDTO) {
-			for _, q := range *r.Quotes {
-				if q.Status != "pending" || q.Settling {
-					continue
-				}
-				for _, cid := range q.AnchorCids {
-					if _, err := s.ledger.L.Allocation(cid); err != nil {
-						s.failf(Safety, "quote %s is visible to its taker but allocation %s is not on the ledger: %v", q.QuoteID, cid, err)
-						return
-					}
-				}
-			}
+		s.beginRead(readTakerView, s.now, a.keyHash, machine.QRfqMine{}, rep)
+		s.checkTakerView(a.party, rep)
+		s.endRead()
+		if s.failure != nil {
+			return
 		}
 	}
 	// Every deadline fires on time (a desk never sweeps; a Tick must come).
 	if s.steps%overdueCheckEvery == 0 {
 		s.checkOverdue()
+	}
+}
+
+// checkTakerView: a taker's view of its RFQs shows only its own things, and every quote it
+// shows as pending has its allocations on the ledger.
+func (s *Sim) checkTakerView(party string, rep machine.Reply) {
+	s.checkRead(party, rep)
+	for _, r := range rep.Body.([]machine.RfqDTO) {
+		for _, q := range *r.Quotes {
+			if q.Status != "pending" || q.Settling {
+				continue
+			}
+			for _, cid := range q.AnchorCids {
+				if _, err := s.ledger.L.Allocation(cid); err != nil {
+					s.failf(Safety, "quote %s is visible to its taker but allocation %s is not on the ledger: %v", q.QuoteID, cid, err)
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -551,8 +568,11 @@ func (s *Sim) tradeProblem(lt liveTrade) string {
 		}
 		return ""
 	}
-	if q == nil || q.State != machine.QuoteSettling {
-		return fmt.Sprintf("trade %s (%s) settles on quote %s which is not settling (%+v)", lt.id, t.State, t.Quote, q)
+	if q == nil {
+		return fmt.Sprintf("trade %s (%s) settles on quote %s, which the desk does not have", lt.id, t.State, t.Quote)
+	}
+	if q.State != machine.QuoteSettling {
+		return fmt.Sprintf("trade %s (%s) settles on quote %s, which is %s, not settling", lt.id, t.State, t.Quote, q.State)
 	}
 	return ""
 }
@@ -598,17 +618,19 @@ const overdueSlack = 5 * time.Second
 func (s *Sim) checkOverdue() {
 	d := s.desk
 	late := s.now.Add(-overdueSlack)
-	for id, r := range d.RFQs {
-		if r.State == machine.RFQOpen && r.SettlingTrade == "" && r.Deadline.Before(late) {
-			s.failf(Liveness, "RFQ %s still open %s after its deadline", id, s.now.Sub(r.Deadline))
-			return
-		}
+	// Each walk names the smallest overdue id, not the first the map yields, so that a
+	// replay of the trace names the same one.
+	if id, r, ok := firstID(d.RFQs, func(r *machine.RFQ) bool {
+		return r.State == machine.RFQOpen && r.SettlingTrade == "" && r.Deadline.Before(late)
+	}); ok {
+		s.failf(Liveness, "RFQ %s still open %s after its deadline", id, s.now.Sub(r.Deadline))
+		return
 	}
-	for id, q := range d.Quotes {
-		if (q.State == machine.QuoteFunding || q.State == machine.QuoteLive) && q.ValidUntil.Before(late) {
-			s.failf(Liveness, "quote %s still %s %s after its validUntil", id, q.State, s.now.Sub(q.ValidUntil))
-			return
-		}
+	if id, q, ok := firstID(d.Quotes, func(q *machine.Quote) bool {
+		return (q.State == machine.QuoteFunding || q.State == machine.QuoteLive) && q.ValidUntil.Before(late)
+	}); ok {
+		s.failf(Liveness, "quote %s still %s %s after its validUntil", id, q.State, s.now.Sub(q.ValidUntil))
+		return
 	}
 	for _, lt := range s.liveTrades { // complete as of the last full scan, see checkDesk
 		if t := lt.t; t.State == machine.TradeAllocating && t.WindowEnds.Before(late) {
@@ -616,69 +638,149 @@ func (s *Sim) checkOverdue() {
 			return
 		}
 	}
-	for id, x := range d.Actions {
-		if x.State == machine.ActionPending && x.ExpiresAt.Before(late) {
-			s.failf(Liveness, "action %s still pending %s after it expired", id, s.now.Sub(x.ExpiresAt))
-			return
+	if id, x, ok := firstID(d.Actions, func(x *machine.Action) bool {
+		return x.State == machine.ActionPending && x.ExpiresAt.Before(late)
+	}); ok {
+		s.failf(Liveness, "action %s still pending %s after it expired", id, s.now.Sub(x.ExpiresAt))
+		return
+	}
+	if id, r, ok := firstID(d.Registrations, func(r *machine.Registration) bool {
+		return r.State == machine.RegAwaiting && r.ExpiresAt.Before(late)
+	}); ok {
+		s.failf(Liveness, "registration %s still awaiting signatures %s after it expired", id, s.now.Sub(r.ExpiresAt))
+		return
+	}
+}
+
+// firstID returns the smallest key of m whose value is bad, and that value: a failure
+// names the same entity in every run of a seed and in every replay of its trace, whatever
+// order the map yields.
+func firstID[V any](m map[string]V, bad func(V) bool) (string, V, bool) {
+	var id string
+	var val V
+	found := false
+	for k, v := range m {
+		if bad(v) && (!found || k < id) {
+			id, val, found = k, v, true
 		}
 	}
-	for id, r := range d.Registrations {
-		if (r.State == machine.RegAwaiting) && r.ExpiresAt.Before(late) {
-			s.failf(Liveness, "registration %s still awaiting signatures %s after it expired", id, s.now.Sub(r.ExpiresAt))
-			return
-		}
-	}
+	return id, val, found
 }
 
 // checkAcknowledged: after a crash, every reply an actor received is reflected in the
 // recovered desk — its input is in the durable journal, keys work, acknowledged RFQs,
 // quotes, trades and registrations exist (unless the desk had forgotten them anyway).
+// What the actors know is taken down as an observation (ackObservation), which a failure's
+// trace carries so that a replay checks it against the recovered desk the same way.
 func (s *Sim) checkAcknowledged(pre *machine.Desk) {
 	s.stats.Checks++
-	if last := s.deskLog.LastSeq(); s.maxAcked > last {
-		s.failf(CrashRecovery, "a reply to input %d was received, but the recovered journal ends at %d", s.maxAcked, last)
+	obs := ackObservation{MaxAcked: s.maxAcked}
+	for _, a := range s.actors {
+		o := ackActor{Name: a.name, Hint: a.hint, Party: a.party}
+		if a.reg == regDone && a.role != roleHouse {
+			o.KeyHashes = append(o.KeyHashes, a.keyHash)
+			for _, k := range a.candidates {
+				o.KeyHashes = append(o.KeyHashes, hashKey(k))
+			}
+		}
+		for _, w := range a.acked {
+			if ackedExists(pre, w.kind, w.id) { // the desk had not forgotten it before the crash
+				o.Writes = append(o.Writes, ackWrite{Kind: w.kind, ID: w.id})
+			}
+		}
+		if len(o.KeyHashes) > 0 || len(o.Writes) > 0 {
+			obs.Actors = append(obs.Actors, o)
+		}
+	}
+	s.tape.ack = &obs
+	if s.checkAckObservation(obs, s.deskLog.LastSeq()); s.failure != nil {
 		return
 	}
-	d := s.desk
-	works := func(keyHash, party string) bool {
-		id, ok := d.Caller(keyHash)
-		return ok && id == party
-	}
-	exists := func(d *machine.Desk, w ackedWrite) bool {
-		switch w.kind {
-		case "quote":
-			return d.Quotes[w.id] != nil
-		case "rfq":
-			return d.RFQs[w.id] != nil
-		case "trade":
-			return d.Trades[w.id] != nil
-		case "registration":
-			return d.Registrations[w.id] != nil
-		}
-		return true
-	}
+	s.tape.ack = nil
+	// The key that works is the actor's from now on; what was checked is done with.
 	for _, a := range s.actors {
 		if a.reg == regDone && a.role != roleHouse {
-			ok := works(a.keyHash, a.party)
-			for _, k := range a.candidates {
-				if !ok && works(hashKey(k), a.party) {
-					a.key, a.keyHash, ok = k, hashKey(k), true
+			for _, k := range append([]string{a.key}, a.candidates...) {
+				if id, ok := s.desk.Caller(hashKey(k)); ok && id == a.party {
+					a.key, a.keyHash = k, hashKey(k)
+					break
 				}
-			}
-			if !ok {
-				s.failf(CrashRecovery, "the acknowledged API key of %s (%s) does not work after recovery", a.name, a.hint)
-				return
 			}
 			a.candidates = nil
 		}
-		for _, w := range a.acked {
-			if !exists(d, w) && exists(pre, w) {
-				s.failf(CrashRecovery, "acknowledged %s %s of %s is gone after recovery", w.kind, w.id, a.name)
+		a.acked = a.acked[:0]
+	}
+}
+
+// checkAckObservation checks what the actors knew before a crash against the recovered desk
+// and the last record of its recovered journal.
+func (s *Sim) checkAckObservation(obs ackObservation, last uint64) {
+	if obs.MaxAcked > last {
+		s.failf(CrashRecovery, "a reply to input %d was received, but the recovered journal ends at %d", obs.MaxAcked, last)
+		return
+	}
+	d := s.desk
+	for _, a := range obs.Actors {
+		if len(a.KeyHashes) > 0 {
+			works := false
+			for _, h := range a.KeyHashes {
+				if id, ok := d.Caller(h); ok && id == a.Party {
+					works = true
+					break
+				}
+			}
+			if !works {
+				s.failf(CrashRecovery, "the acknowledged API key of %s (%s) does not work after recovery", a.Name, a.Hint)
 				return
 			}
 		}
-		a.acked = a.acked[:0]
+		for _, w := range a.Writes {
+			if !ackedExists(d, w.Kind, w.ID) {
+				s.failf(CrashRecovery, "acknowledged %s %s of %s is gone after recovery", w.Kind, w.ID, a.Name)
+				return
+			}
+		}
 	}
+}
+
+// ackedExists reports whether the desk holds the acknowledged write of a kind (quote, rfq,
+// trade, registration; any other kind counts as held).
+func ackedExists(d *machine.Desk, kind, id string) bool {
+	switch kind {
+	case "quote":
+		return d.Quotes[id] != nil
+	case "rfq":
+		return d.RFQs[id] != nil
+	case "trade":
+		return d.Trades[id] != nil
+	case "registration":
+		return d.Registrations[id] != nil
+	}
+	return true
+}
+
+// ackObservation is what the actors knew before a crash, for checkAckObservation: the
+// highest input whose reply one received, and per actor the key hashes that may be its
+// key (the acknowledged one, and those of a register or rotation whose answer was lost) and
+// the writes it saw acknowledged that the desk still held before the crash.
+type ackObservation struct {
+	MaxAcked uint64     `json:"maxAcked"`
+	Actors   []ackActor `json:"actors,omitempty"`
+}
+
+// ackActor is one actor's part of an ackObservation.
+type ackActor struct {
+	Name      string     `json:"name"`
+	Hint      string     `json:"hint"`
+	Party     string     `json:"party"`
+	KeyHashes []string   `json:"keyHashes,omitempty"`
+	Writes    []ackWrite `json:"writes,omitempty"`
+}
+
+// ackWrite is an acknowledged write: its kind and id.
+type ackWrite struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
 }
 
 // ledgerForgot reports whether the ledger has made more updates than it retains, so that
@@ -694,13 +796,15 @@ func (s *Sim) finalChecks() {
 		s.failf(Safety, "ledger invariant at the end: %v", err)
 		return
 	}
-	for id, r := range d.RFQs {
+	for _, id := range slices.Sorted(maps.Keys(d.RFQs)) {
+		r := d.RFQs[id]
 		if r.State == machine.RFQOpen {
 			s.failf(Liveness, "RFQ %s still open at the end (deadline %s)", id, r.Deadline.Format(time.RFC3339))
 			return
 		}
 	}
-	for id, t := range d.Trades {
+	for _, id := range slices.Sorted(maps.Keys(d.Trades)) {
+		t := d.Trades[id]
 		switch t.State {
 		case machine.TradeAllocating, machine.TradeSettling:
 			s.failf(Liveness, "trade %s still %s at the end (window %s)", id, t.State, t.WindowEnds.Format(time.RFC3339))
@@ -720,14 +824,16 @@ func (s *Sim) finalChecks() {
 			}
 		}
 	}
-	for id, q := range d.Quotes {
+	for _, id := range slices.Sorted(maps.Keys(d.Quotes)) {
+		q := d.Quotes[id]
 		switch q.State {
 		case machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling:
 			s.failf(Liveness, "quote %s still %s at the end", id, q.State)
 			return
 		}
 	}
-	for id, r := range d.Registrations {
+	for _, id := range slices.Sorted(maps.Keys(d.Registrations)) {
+		r := d.Registrations[id]
 		switch r.State {
 		case machine.RegOnboarding, machine.RegAwaiting, machine.RegCompleting:
 			s.failf(Liveness, "registration %s still %s at the end", id, r.State)
@@ -738,4 +844,25 @@ func (s *Sim) finalChecks() {
 		s.failf(Liveness, "left in flight at the end: %d actions, %d held replies, %d ledger calls, %d deposits, %d withdrawals",
 			len(d.Actions), len(d.Held), len(d.Pending), len(d.Deposits), len(d.Withdrawals))
 	}
+}
+
+// describeAPIError names a refusal in the contract's terms: its status, code and message.
+func describeAPIError(e *machine.APIError) string {
+	if e == nil {
+		return "no error"
+	}
+	code := e.Code
+	if code == "" {
+		code = "(none)"
+	}
+	return fmt.Sprintf("error status %d, code %s, message %q", e.Status, code, e.Message)
+}
+
+// wireJSON renders a payload as the stream sends it (its JSON), for a failure message.
+func wireJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("(a %T that does not encode: %v)", v, err)
+	}
+	return string(b)
 }

@@ -20,6 +20,7 @@ var PlantedBugs = []struct{ Name, Where, What string }{
 	{"cancel-keeps-lock", "ledgersim (releaseAllocation)", "a cancelled allocation is archived but its holding stays locked"},
 	{"expired-executes", "machine (expireAction, checkExecutable)", "an action past its deadline is not expired and still executes when signed"},
 	{"replace-funds-first", "machine (submitQuote)", "a replacement quote funds before the replaced quote's allocations are cancelled"},
+	{"mine-shows-funding", "machine (rfqMine)", "GET /rfq/mine shows the taker a quote whose allocations have not landed: only a read shows it"},
 	{"lost-commit", "sim (syncDesk)", "the desk releases a group commit's outputs before it is durable: a crash loses the last group commit"},
 }
 

@@ -112,6 +112,13 @@ type Sim struct {
 	cov         coverage
 	progress    func(Progress)
 	busyEnd     func()
+
+	judges     Judges      // how to make and restore the judge (judge.go)
+	judge      Judge       // nil: no judge
+	judgeSnaps []judgeSnap // the judge beside each desk snapshot kept
+	tape       tape        // what a failure's trace needs beyond the durable journals (tape.go)
+	finished   bool        // the run reached the end of its liveness phase
+	replaying  bool        // a shell of ReplayTrace: no actors, no journals of its own
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
@@ -128,14 +135,17 @@ type ledgerWaiter struct {
 }
 
 // New builds a run at genesis: journals with their genesis records, the ledger, the desk
-// (after its first Boot), and the actors.
-func New(k Knobs) (*Sim, error) {
+// (after its first Boot), and the actors, judged by StandardJudges.
+func New(k Knobs) (*Sim, error) { return NewJudged(k, StandardJudges()) }
+
+// NewJudged is New with the judge j makes (none for the zero Judges).
+func NewJudged(k Knobs, j Judges) (*Sim, error) {
 	if err := k.Validate(); err != nil {
 		return nil, err
 	}
 	root := rand.New(rand.NewPCG(k.Seed, 0x5eed))
 	sub := func() uint64 { return root.Uint64() }
-	s := &Sim{k: k, now: Start, clock: ledgersim.NewManualClock(Start),
+	s := &Sim{k: k, now: Start, judges: j, clock: ledgersim.NewManualClock(Start),
 		rng: rand.New(rand.NewPCG(sub(), sub())), frng: rand.New(rand.NewPCG(sub(), sub())),
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
@@ -214,6 +224,11 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 	if s.desk, err = machine.NewDesk(cfg); err != nil {
 		return err
 	}
+	if j := s.judges; j.On() {
+		if s.judge, err = j.New(cfg); err != nil {
+			return fmt.Errorf("make the judge: %w", err)
+		}
+	}
 	s.input(machine.Boot{})
 	return nil
 }
@@ -263,6 +278,7 @@ func (s *Sim) Run() *Result {
 	}
 	if s.failure == nil {
 		s.now = horizon
+		s.finished = true
 		s.finalChecks()
 	}
 	if s.failure == nil && s.k.RequireCoverage {
@@ -346,6 +362,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	if p := s.deskLog.AppendAsync(rec); func() uint64 { f, _ := p.Seqs(); return f }() != seq {
 		s.failf(Safety, "desk journal assigned another sequence number than %d", seq)
 	}
+	s.tapeDesk(seq, rec)
 	obs := s.observeBefore(env)
 	out, panicked := safeApply(s.desk, env)
 	if panicked != "" {
@@ -353,6 +370,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 		return seq
 	}
 	s.observeAfter(env, out, obs)
+	s.judgeApply(env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})
 	s.dirtyDesk = true
@@ -473,9 +491,9 @@ func (s *Sim) armDeskSync() {
 func (s *Sim) syncDesk() {
 	s.deskSyncArmed = false
 	if plantedBuild && plantedOn("lost-commit") {
-		s.after(s.mix.SyncEvery, s.deskLog.Sync) // planted bug: outputs leave before the commit
+		s.after(s.mix.SyncEvery, s.syncDeskLog) // planted bug: outputs leave before the commit
 	} else {
-		s.deskLog.Sync()
+		s.syncDeskLog()
 	}
 	s.stats.DeskSyncs++
 	held := s.held
@@ -495,9 +513,11 @@ func (s *Sim) syncDesk() {
 			s.failf(Safety, "save desk snapshot: %v", err)
 			return
 		}
+		s.judgeSnapshot(s.deskLog.LastSeq())
 		if err := s.deskLog.Prune(); err != nil {
 			s.failf(Safety, "prune desk journal: %v", err)
 		}
+		s.tapePruned()
 		s.stats.Snapshots++
 		s.snapshotLedger()
 	}
@@ -657,6 +677,7 @@ func (s *Sim) recordLedger(in ledgersim.Input) {
 		return
 	}
 	s.ledLog.AppendAsync(rec)
+	s.tapeLedger(s.ledLog.LastSeq(), rec)
 	s.trackLedger(in)
 	s.armLedgerSync()
 }
@@ -679,6 +700,7 @@ func (s *Sim) armLedgerSync() {
 func (s *Sim) syncLedger() {
 	s.ledgerSyncArmed = false
 	s.ledLog.Sync()
+	s.tapeLedgerSynced()
 	s.ledgerDurable = s.ledLog.LastSeq()
 	s.trackUndo = s.trackUndo[:0] // every tracked record is durable now
 	waiters := s.ledgerWaiters
@@ -746,6 +768,7 @@ func (s *Sim) crash() {
 	s.epoch++
 	s.deskLog.Crash()
 	s.ledLog.Crash()
+	s.tapeCrashed()
 	s.held, s.ledgerWaiters = nil, nil
 	if s.markSeq != 0 {
 		s.cov.hit(covMarkUnanswered)
@@ -820,7 +843,7 @@ func (s *Sim) recover() error {
 	}
 	s.desk = desk
 	s.undoLedgerTracking()
-	return nil
+	return s.recoverJudge(rec.SnapshotSeq)
 }
 
 // trackUndo is how to take back one change of the ledger bookkeeping maps.

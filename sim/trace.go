@@ -11,8 +11,11 @@ import (
 	"github.com/deskco/rfqdesk/node"
 )
 
-// TraceVersion is the version of the trace format (TRACE.md).
-const TraceVersion = 1
+// TraceVersion is the version of the trace format this simulator writes (TRACE.md).
+// Version 2 added the journals' non-durable tails, the ledger position of every desk
+// record, the judge's snapshot and the read a failing check looked at; ReplayTrace reads
+// versions 1 and 2.
+const TraceVersion = 2
 
 // traceLine is one JSON line of a trace.
 type traceLine struct {
@@ -21,8 +24,17 @@ type traceLine struct {
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
 	Data    []byte          `json:"data,omitempty"` // a binary record (base64)
-	Header  *traceHeader    `json:"header,omitempty"`
-	End     *traceEnd       `json:"end,omitempty"`
+	// LedgerSeq (desk lines, version 2) is the ledger journal's last record when the desk
+	// applied this one.
+	LedgerSeq uint64 `json:"ledgerSeq,omitempty"`
+	// Tail marks a record the run had applied but not yet made durable (version 2).
+	Tail bool       `json:"tail,omitempty"`
+	Read *traceRead `json:"read,omitempty"`
+	// Acknowledged (an "acknowledged" line, version 2) is what the actors knew before the
+	// crash whose recovery the failing check judged.
+	Acknowledged *ackObservation `json:"acknowledged,omitempty"`
+	Header       *traceHeader    `json:"header,omitempty"`
+	End          *traceEnd       `json:"end,omitempty"`
 }
 
 // traceHeader opens a trace: how to reproduce the run and why it was written.
@@ -38,6 +50,9 @@ type traceHeader struct {
 	// FirstLedgerSeq is the first ledger record the trace holds (after a pruned prefix a
 	// ledger-snapshot line carries the ledger as of a record at or after FirstLedgerSeq-1).
 	FirstLedgerSeq uint64 `json:"firstLedgerSeq,omitempty"`
+	// Judged says the run had a judge (version 2); a trace from a desk snapshot then
+	// carries the judge's snapshot beside it.
+	Judged bool `json:"judged,omitempty"`
 }
 
 // traceEnd closes a trace with what the run ended at.
@@ -47,12 +62,20 @@ type traceEnd struct {
 	LedgerDigest string `json:"ledgerDigest"`
 	DeskLastSeq  uint64 `json:"deskLastSeq"`
 	LedgerLast   uint64 `json:"ledgerLastSeq"`
+	// Finished says the run reached the end of its liveness phase (version 2): the final
+	// checks ran on the state the trace ends with.
+	Finished bool `json:"finished,omitempty"`
 }
 
 // WriteTrace writes the run's trace (TRACE.md) as trace.jsonl into a new temporary
 // directory under dir (the system's temp dir when empty) and returns the file's path.
 func (r *Result) WriteTrace(dir string) (string, error) {
 	s := r.sim
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("create trace directory: %w", err)
+		}
+	}
 	tmp, err := os.MkdirTemp(dir, fmt.Sprintf("rfqdesk-sim-%d-", r.Knobs.Seed))
 	if err != nil {
 		return "", fmt.Errorf("create trace directory: %w", err)
@@ -70,7 +93,8 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		}
 	}
 	put(traceLine{Type: "header", Version: TraceVersion, Header: &traceHeader{Seed: r.Knobs.Seed, Knobs: r.Knobs, Mix: r.Mix,
-		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq(), FirstLedgerSeq: s.ledLog.FirstSeq()}})
+		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq(), FirstLedgerSeq: s.ledLog.FirstSeq(),
+		Judged: s.judge != nil}})
 	if seq, data, ok, lerr := s.deskLog.LoadSnapshot(); lerr == nil && ok && s.deskLog.FirstSeq() > 1 {
 		// The journal holds the binary snapshot; the trace carries the desk as JSON.
 		js, jerr := snapshotJSON(data)
@@ -78,29 +102,67 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 			return "", jerr
 		}
 		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: js})
+		if s.judge != nil {
+			jd, ok := s.judgeAt(seq)
+			if !ok {
+				return "", fmt.Errorf("write trace: no judge snapshot beside the desk snapshot at record %d", seq)
+			}
+			put(traceLine{Type: "judge-snapshot", Seq: seq, Data: jd})
+		}
 	}
 	if seq, data, ok, lerr := s.ledLog.LoadSnapshot(); lerr == nil && ok && s.ledLog.FirstSeq() > 1 {
 		put(traceLine{Type: "ledger-snapshot", Seq: seq, Data: data})
 	}
-	copyLog := func(typ string, asJSON func([]byte) (json.RawMessage, error), read func(func(uint64, []byte) error) error) {
-		if rerr := read(func(seq uint64, rec []byte) error {
+	// Every record the run applied: the durable ones from the journal, then the tail the
+	// process held in memory when it stopped (what the failing check saw).
+	copyLog := func(typ string, asJSON func([]byte) (json.RawMessage, error), read func(func(uint64, []byte) error) error,
+		tail []tapeRecord, last uint64, ledgerSeq func(uint64) uint64) {
+		held := uint64(0)
+		line := func(seq uint64, rec []byte, isTail bool) error {
 			js, jerr := asJSON(rec)
 			if jerr != nil {
 				return fmt.Errorf("%s record %d: %w", typ, seq, jerr)
 			}
-			put(traceLine{Type: typ, Seq: seq, Record: js})
+			put(traceLine{Type: typ, Seq: seq, Record: js, LedgerSeq: ledgerSeq(seq), Tail: isTail})
+			held = seq
 			return err
-		}); rerr != nil && err == nil {
+		}
+		if rerr := read(func(seq uint64, rec []byte) error { return line(seq, rec, false) }); rerr != nil && err == nil {
 			err = rerr
+		}
+		for _, t := range tail {
+			if t.seq <= held {
+				continue
+			}
+			if t.seq != held+1 && err == nil {
+				err = fmt.Errorf("%s record %d follows record %d: the journal's tail is incomplete", typ, t.seq, held)
+			}
+			if lerr := line(t.seq, t.rec, true); lerr != nil && err == nil {
+				err = lerr
+			}
+		}
+		if held != last && err == nil {
+			err = fmt.Errorf("the %s records end at %d, the journal at %d", typ, held, last)
 		}
 	}
 	copyLog("desk", func(rec []byte) (json.RawMessage, error) { return append(json.RawMessage(nil), rec...), nil },
-		func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) })
+		func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) },
+		s.tape.deskTail, s.deskLog.LastSeq(), s.ledgerSeqAt)
 	// Ledger input records are binary in the journal; the trace shows them as JSON.
 	copyLog("ledger", node.LedgerRecordJSON,
-		func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(s.ledLog.FirstSeq(), fn) })
+		func(fn func(uint64, []byte) error) error { return s.ledLog.ReadFrom(s.ledLog.FirstSeq(), fn) },
+		s.tape.ledgerTail, s.ledLog.LastSeq(), func(uint64) uint64 { return 0 })
+	if fr := s.tape.failRead; fr != nil {
+		if rerr := fr.encode(); rerr != nil && err == nil {
+			err = rerr
+		}
+		put(traceLine{Type: "read", Read: fr})
+	}
+	if ack := s.tape.ack; ack != nil && r.Failure != nil && r.Failure.Class == CrashRecovery {
+		put(traceLine{Type: "acknowledged", Acknowledged: ack})
+	}
 	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
-		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq()}})
+		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq(), Finished: s.finished}})
 	if err == nil {
 		err = w.Flush()
 	}

@@ -3,10 +3,15 @@
 // and prints the final digests and a summary of the state. It can stop at any input,
 // dump the state as JSON, and find the first input at which two journals diverge.
 //
-// Exit status: 0 when everything verified (or, with -diff, the journals are identical),
-// 1 when a checkpoint digest, a trace's final digest or the ledger's replay disagreed
-// (or, with -diff, the journals diverge), 2 for a usage error or a journal that cannot be
-// read.
+// A simulator trace is also replayed with the simulator's checks (sim.ReplayTrace): a
+// failure's trace replays to the violation it was written for, which replay reports as
+// "reproduced: <message>".
+//
+// Exit status: 0 when everything verified and no check failed (or, with -diff, the
+// journals are identical), 1 when it diverged: a checkpoint digest, a trace's final
+// digest or the ledger's replay disagreed, or the checks met another violation than the
+// trace's (or, with -diff, the journals diverge), 2 for a usage error or a journal that
+// cannot be read, 3 when a simulator trace reproduced its failure.
 package main
 
 import (
@@ -22,6 +27,8 @@ const (
 	exitOK       = 0
 	exitMismatch = 1
 	exitError    = 2
+	// exitReproduced: a simulator trace replayed to the violation it was written for.
+	exitReproduced = 3
 )
 
 const usage = `usage:
@@ -42,14 +49,22 @@ is a consistent prefix of its journal). The copy costs disk space and time in
 proportion to the journal (see -tmp).
 
 -trace FILE reads a trace written by the simulator (format: cmd/replay/TRACE.md);
-when the trace ends with the simulator's final digests they are verified too.
+when the trace ends with the simulator's final digests they are verified too. A
+trace the simulator wrote (version 2 of its format, sim/TRACE.md) is also replayed
+with the simulator's checks and its judge, input by input, with the ledger where it
+stood at each; the replay stops at the first violation and prints it. A failure's
+trace replays to the failure it was written for: "reproduced: <message>".
 
 -diff OTHER replays OTHER (a data directory, or a trace file if OTHER is a file)
 beside the first source, input by input, and reports the first desk input at which
 the records or the states after them differ.
 
-Exit status: 0 verified (or identical), 1 a digest mismatch (or a divergence),
-2 usage or read errors.
+Exit status:
+  0  replayed: verified (or identical), and no check failed
+  1  diverged: a digest mismatch, a check failing with another message than the
+     trace's failure, or, with -diff, a divergence
+  2  usage or read errors
+  3  reproduced: the trace's failure, met again with the same message
 
 flags:
 `

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
@@ -12,6 +13,7 @@ import (
 	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/sim"
 )
 
 // deskReplay is what replaying a desk journal found.
@@ -140,7 +142,12 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 			fmt.Fprintf(report, "trace: reproduce with %s\n", t.Command)
 		}
 		if len(t.Failure) > 0 && string(t.Failure) != "null" {
-			fmt.Fprintf(report, "trace: written for the failure %s\n", t.Failure)
+			var f sim.Failure
+			if err := json.Unmarshal(t.Failure, &f); err == nil && f.Message != "" {
+				fmt.Fprintf(report, "trace: written for the failure: %s\n", f.Error())
+			} else {
+				fmt.Fprintf(report, "trace: written for the failure %s\n", t.Failure)
+			}
 		}
 	}
 	dr, err := replayDesk(src.desk, src.fromSnapshot, c.until)
@@ -191,6 +198,16 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 	}
 	lc := countLedger(lr.Ledger, dr.Desk)
 	printSummary(report, countDesk(dr.Desk), &lc)
+	if t := src.trace; t != nil && t.simVersion > 0 && c.until == 0 {
+		st, err := recheck(report, c.trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			return exitError
+		}
+		if status == exitOK || st == exitMismatch {
+			status = st
+		}
+	}
 	if c.dump {
 		b, err := json.MarshalIndent(dr.Desk, "", "  ")
 		if err != nil {
@@ -199,9 +216,12 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 	}
-	if status == exitOK {
+	switch status {
+	case exitOK:
 		fmt.Fprintf(report, "result: ok\n")
-	} else {
+	case exitReproduced:
+		fmt.Fprintf(report, "result: reproduced\n")
+	default:
 		fmt.Fprintf(report, "result: MISMATCH\n")
 	}
 	return status
@@ -259,3 +279,56 @@ func orNone(b []byte) string {
 	}
 	return string(b)
 }
+
+// recheck replays a simulator trace with the simulator's checks and its standard judge,
+// reports what they met, and returns the exit status it calls for: exitReproduced for the
+// trace's own failure, exitMismatch for another violation or a replay that did not rebuild
+// the trace's state, exitOK when no check failed (and none should have).
+func recheck(w io.Writer, path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return exitError, fmt.Errorf("open trace: %w", err)
+	}
+	defer f.Close()
+	rc, err := sim.ReplayTrace(f, sim.StandardJudges())
+	if err != nil {
+		return exitError, fmt.Errorf("re-run the checks on %s: %w", path, err)
+	}
+	if !rc.Checked {
+		fmt.Fprintf(w, "checks: not re-run: %s\n", rc.NotChecked)
+		return exitOK, nil
+	}
+	judged := "without a judge"
+	if rc.Judged {
+		judged = "and the judge"
+	}
+	fmt.Fprintf(w, "checks: re-ran the simulator's checks %s over %d desk inputs, %d ledger records and %d recorded reads\n",
+		judged, rc.Inputs, rc.LedgerRecords, rc.Reads)
+	switch {
+	case rc.Reproduced():
+		fmt.Fprintf(w, "reproduced: %s\n", rc.Violation.Message)
+		return exitReproduced, nil
+	case rc.Violation != nil:
+		fmt.Fprintf(w, "violation: %s violation at %s: %s\n", rc.Violation.Class, rc.Violation.At.Format(time.RFC3339Nano), rc.Violation.Message)
+		if rc.Recorded != nil {
+			fmt.Fprintf(w, "diverged: the trace was written for another failure: %s\n", rc.Recorded.Message)
+		}
+		return exitMismatch, nil
+	case rc.Diverged != "":
+		fmt.Fprintf(w, "diverged: %s\n", rc.Diverged)
+		return exitMismatch, nil
+	case rc.Recorded != nil && replayable(rc.Recorded.Class):
+		fmt.Fprintf(w, "diverged: no check fails on replay, but the trace was written for: %s\n", rc.Recorded.Message)
+		return exitMismatch, nil
+	case rc.Recorded != nil:
+		fmt.Fprintf(w, "checks: no violation; the trace's %s failure needs what only the running simulator knew: %s\n", rc.Recorded.Class, rc.Recorded.Message)
+	default:
+		fmt.Fprintf(w, "checks: no violation\n")
+	}
+	return exitOK, nil
+}
+
+// replayable says whether a failure of class c is one a trace replays to: a broken
+// invariant or a deadline missed, not a recovery that lost an acknowledged write (which
+// needs the replies the actors received) or a coverage goal (which needs the whole run).
+func replayable(c sim.Class) bool { return c == sim.Safety || c == sim.Liveness }

@@ -7,18 +7,22 @@ import (
 	"fmt"
 
 	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/sim"
 )
 
 // simLine is one line of a trace in the simulator's format (sim/trace.go, TRACE.md there):
 // records are embedded as raw JSON, the desk records precede the ledger records, and a
 // trace of a pruned desk (ledger) journal carries the newest desk (ledger) snapshot.
 type simLine struct {
-	Type    string          `json:"type"` // header, desk-snapshot, ledger-snapshot, desk, ledger, end
+	Type    string          `json:"type"` // header, desk-snapshot, judge-snapshot, ledger-snapshot, desk, ledger, read, acknowledged, end
 	Version int             `json:"version,omitempty"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
 	Data    []byte          `json:"data,omitempty"` // ledger-snapshot: the snapshot as the journal holds it (base64)
-	Header  *struct {
+	// LedgerSeq (desk lines, version 2) is the ledger's last record when the desk applied
+	// the record.
+	LedgerSeq uint64 `json:"ledgerSeq"`
+	Header    *struct {
 		Seed         uint64          `json:"seed"`
 		Knobs        json.RawMessage `json:"knobs"`
 		Command      string          `json:"command"`
@@ -35,8 +39,11 @@ type simLine struct {
 	} `json:"end,omitempty"`
 }
 
-// simTraceVersion is the version of the simulator's format this replay reads.
-const simTraceVersion = 1
+// simTraceVersions are the versions of the simulator's format this replay reads: 1, and
+// the simulator's current one (2 adds the journals' non-durable tails, the ledger's
+// position at each desk record, the judge's snapshot and the read a failing check looked
+// at; the lines it adds are for sim.ReplayTrace, which re-runs the checks).
+const minSimTraceVersion, maxSimTraceVersion = 1, sim.TraceVersion
 
 // readSimTrace loads a trace in the simulator's format; first is its first line, already
 // read. The records go into memory logs; a desk snapshot becomes the log's snapshot, with
@@ -49,6 +56,7 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 	line := 1
 	var snapSeq, ledgerSnapSeq, firstLedger uint64 = 0, 0, 1
 	var snapData, ledgerSnapData []byte
+	ledgerSeqs := map[uint64]uint64{} // desk record → the ledger's last record when it was applied
 	for data := first; data != nil; data = next(sc) {
 		var l simLine
 		if err := json.Unmarshal(data, &l); err != nil {
@@ -62,9 +70,10 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 			if line != 1 || l.Header == nil {
 				return fmt.Errorf("%s:%d: a header must be the first line and only there", path, line)
 			}
-			if l.Version != simTraceVersion {
-				return fmt.Errorf("%s:1: trace version %d is not one this replay reads (%d)", path, l.Version, simTraceVersion)
+			if l.Version < minSimTraceVersion || l.Version > maxSimTraceVersion {
+				return fmt.Errorf("%s:1: trace version %d is not one this replay reads (%d..%d)", path, l.Version, minSimTraceVersion, maxSimTraceVersion)
 			}
+			s.trace.simVersion = l.Version
 			seed := l.Header.Seed
 			s.trace.Seed, s.trace.Knobs = &seed, l.Header.Knobs
 			s.trace.Command, s.trace.Failure = l.Header.Command, l.Header.Failure
@@ -104,6 +113,11 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 			if _, err := log.Append(context.Background(), l.Record); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, line, err)
 			}
+			if l.Type == "desk" && l.Seq > 1 {
+				ledgerSeqs[l.Seq] = l.LedgerSeq
+			}
+		case "judge-snapshot", "read", "acknowledged":
+			// For the checks sim.ReplayTrace re-runs; the journals need neither.
 		case "end":
 			if l.End == nil {
 				return fmt.Errorf("%s:%d: an end line without end", path, line)
@@ -133,8 +147,19 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 	if firstLedger > 1 {
 		s.ledger = prunedLog{Log: ledger, first: firstLedger}
 	}
-	// The desk records precede the ledger records: -until cuts the ledger by time.
+	// The desk records precede the ledger records: -until cuts the ledger by time, or, from
+	// version 2 on, where each desk record says the ledger stood.
 	s.ledgerAt = ledgerAtTimeOf(s.desk, s.ledger)
+	if s.trace.simVersion >= 2 {
+		byTime := s.ledgerAt
+		s.ledgerAt = func(deskSeq uint64) (uint64, error) {
+			// The ledger as of desk input seq: where it stood when the next one was applied.
+			if l, ok := ledgerSeqs[deskSeq+1]; ok && l > 0 {
+				return l, nil
+			}
+			return byTime(deskSeq)
+		}
+	}
 	return nil
 }
 

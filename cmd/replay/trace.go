@@ -49,6 +49,8 @@ type traceFile struct {
 	// it was written.
 	Command string
 	Failure json.RawMessage
+	// simVersion is the version of a simulator trace (0: this command's own format).
+	simVersion int
 	// End is nil when the trace has no end line (the simulator stopped before writing it).
 	End *traceLine
 	// ledgerBefore[i] is how many ledger records precede desk record i+1.

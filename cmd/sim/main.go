@@ -50,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
 	jobs := fs.Int("jobs", 1, "seeds run at once (each run stays single-threaded and deterministic)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
-	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made (default: the temp dir)")
+	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made, created when missing (default: the temp dir)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
 	if err := fs.Parse(args); err != nil {
 		return 1
@@ -186,7 +186,7 @@ func runSeed(k sim.Knobs, verbose bool, traceDir string, stdout, stderr io.Write
 	if path, err := r.WriteTrace(traceDir); err != nil {
 		fmt.Fprintf(stderr, "sim: %v\n", err)
 	} else {
-		fmt.Fprintf(stdout, "trace: %s\n", path)
+		fmt.Fprintf(stdout, "trace: %s\nreplay: go run ./cmd/replay -trace %s\n", path, path)
 	}
 	return kept, int(r.Failure.Class)
 }
