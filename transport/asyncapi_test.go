@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -182,5 +183,134 @@ func TestAsyncAPIStreamContract(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"X-API-Key"}, ch.Bindings.WS.Headers.Required); diff != "" {
 		t.Errorf("upgrade headers (-want +got):\n%s", diff)
+	}
+}
+
+// streamPayloads is the Go type of each event's payload as the machine emits it.
+var streamPayloads = map[string]reflect.Type{
+	machine.EvRfqCreated:      reflect.TypeFor[machine.RfqDTO](),
+	machine.EvRfqClosed:       reflect.TypeFor[machine.RfqIDPayload](),
+	machine.EvRfqExpired:      reflect.TypeFor[machine.RfqIDPayload](),
+	machine.EvQuoteCreated:    reflect.TypeFor[machine.QuoteDTO](),
+	machine.EvQuoteStatus:     reflect.TypeFor[machine.QuoteStatusPayload](),
+	machine.EvQuoteAnchored:   reflect.TypeFor[machine.QuoteAnchoredPayload](),
+	machine.EvTradeStep:       reflect.TypeFor[machine.TradeStepPayload](),
+	machine.EvTradeSettled:    reflect.TypeFor[machine.TradeDTO](),
+	machine.EvTradeFailed:     reflect.TypeFor[machine.TradeFailedPayload](),
+	machine.EvSignRequested:   reflect.TypeFor[machine.SignActionDTO](),
+	machine.EvSignCompleted:   reflect.TypeFor[machine.ActionIDPayload](),
+	machine.EvHistoryRecorded: reflect.TypeFor[machine.RfqHistoryDTO](),
+	machine.EvResync:          reflect.TypeFor[struct{}](),
+}
+
+// jsonFields lists a struct's JSON field names, and those it always writes (no omitempty).
+func jsonFields(t *testing.T, typ reflect.Type) (all, always []string) {
+	t.Helper()
+	for f := range typ.Fields() {
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous || name == "" || name == "-" {
+			t.Fatalf("%v.%s: the test reads plain json-tagged fields only", typ, f.Name)
+		}
+		all = append(all, name)
+		if !strings.Contains(opts, "omitempty") {
+			always = append(always, name)
+		}
+	}
+	sort.Strings(all)
+	sort.Strings(always)
+	return all, always
+}
+
+// yamlDoc reads a YAML document as generic maps.
+func yamlDoc(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return doc
+}
+
+// pointer follows a JSON pointer ("/components/schemas/X") through a generic document.
+func pointer(t *testing.T, doc map[string]any, ptr string) map[string]any {
+	t.Helper()
+	var node any = doc
+	for _, part := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			t.Fatalf("pointer %s: %q is not in an object", ptr, part)
+		}
+		node = m[part]
+	}
+	m, ok := node.(map[string]any)
+	if !ok {
+		t.Fatalf("pointer %s: not an object", ptr)
+	}
+	return m
+}
+
+// names returns a schema's property names and its required list, both sorted.
+func names(schema map[string]any) (props, required []string) {
+	p, _ := schema["properties"].(map[string]any)
+	for k := range p {
+		props = append(props, k)
+	}
+	r, _ := schema["required"].([]any)
+	for _, v := range r {
+		required = append(required, v.(string))
+	}
+	sort.Strings(props)
+	sort.Strings(required)
+	return props, required
+}
+
+// TestAsyncAPIPayloadsMatchMachine: each message's payload schema in docs/asyncapi.yaml
+// (inline, or the docs/openapi.yaml schema it references) has exactly the JSON fields of the
+// Go type the machine emits for that event, and requires exactly those it always writes.
+func TestAsyncAPIPayloadsMatchMachine(t *testing.T) {
+	var mapped []string
+	for ev := range streamPayloads {
+		mapped = append(mapped, ev)
+	}
+	sort.Strings(mapped)
+	if diff := cmp.Diff(machineEventTypes(t), mapped); diff != "" {
+		t.Fatalf("event types (-machine +streamPayloads of this test):\n%s", diff)
+	}
+	async := yamlDoc(t, "../docs/asyncapi.yaml")
+	openapi := yamlDoc(t, "../docs/openapi.yaml")
+	messages := pointer(t, async, "/components/messages")
+	for key := range messages {
+		frame := pointer(t, async, "/components/messages/"+key+"/payload/properties")
+		ev, _ := pointer(t, frame, "/type")["const"].(string)
+		typ, ok := streamPayloads[ev]
+		if !ok {
+			t.Errorf("message %s: type %q is not an event of the machine", key, ev)
+			continue
+		}
+		schema := frame["payload"].(map[string]any)
+		if ref, ok := schema["$ref"].(string); ok {
+			file, ptr, _ := strings.Cut(ref, "#")
+			switch file {
+			case "openapi.yaml":
+				schema = pointer(t, openapi, ptr)
+			case "":
+				schema = pointer(t, async, ptr)
+			default:
+				t.Fatalf("message %s: $ref %q into an unknown document", key, ref)
+			}
+		}
+		props, required := names(schema)
+		all, always := jsonFields(t, typ)
+		if diff := cmp.Diff(all, props); diff != "" {
+			t.Errorf("%s payload fields (-%v +schema properties):\n%s", ev, typ, diff)
+		}
+		if diff := cmp.Diff(always, required); diff != "" {
+			t.Errorf("%s payload fields always written (-%v +schema required):\n%s", ev, typ, diff)
+		}
 	}
 }
