@@ -2,9 +2,11 @@ package transport
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -22,36 +24,41 @@ import (
 // package's source, so that an event type added there is seen here without a list to keep.
 func machineEventTypes(t *testing.T) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	notTest := func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
-	pkgs, err := parser.ParseDir(fset, "../machine", notTest, 0)
+	pkg, err := build.ImportDir("../machine", 0) // the files of the default build, without tests
 	if err != nil {
-		t.Fatalf("parse machine: %v", err)
+		t.Fatalf("machine package: %v", err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(pkg.Dir, name), nil, 0)
+		if err != nil {
+			t.Fatalf("parse machine: %v", err)
+		}
+		files = append(files, f)
 	}
 	var types []string
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, decl := range f.Decls {
-				gen, ok := decl.(*ast.GenDecl)
-				if !ok || gen.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range gen.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, name := range vs.Names {
-						if !strings.HasPrefix(name.Name, "Ev") || !name.IsExported() || i >= len(vs.Values) {
-							continue
-						}
-						lit, ok := vs.Values[i].(*ast.BasicLit)
-						if !ok || lit.Kind != token.STRING {
-							t.Fatalf("machine.%s is not a string literal; this test reads event types from literals", name.Name)
-						}
-						v, err := strconv.Unquote(lit.Value)
-						if err != nil {
-							t.Fatalf("machine.%s: %v", name.Name, err)
-						}
-						types = append(types, v)
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Ev") || !name.IsExported() || i >= len(vs.Values) {
+						continue
 					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						t.Fatalf("machine.%s is not a string literal; this test reads event types from literals", name.Name)
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatalf("machine.%s: %v", name.Name, err)
+					}
+					types = append(types, v)
 				}
 			}
 		}
