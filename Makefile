@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/...
 FUZZTIME ?= 30s
 
-.PHONY: run test race sim fuzz bench lint
+.PHONY: run test race sim fuzz bench lint doclint tidy
 
 ## run: start the desk on the embedded default (ledgersim, testnet profile).
 run:
@@ -52,3 +52,15 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## doclint: docs/openapi.yaml and docs/asyncapi.yaml through Redocly CLI, pinned exactly in
+## .ci/doclint (needs node >= 20.19 and npm; .ci/run installs them). Its npm cache and
+## node_modules stay in .ci/doclint.
+doclint:
+	cd .ci/doclint && npm ci --no-audit --no-fund --loglevel=error --cache "$$PWD/.npm-cache" && \
+		REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		./node_modules/.bin/redocly lint --config redocly.yaml
+
+## tidy: go.mod and go.sum are exactly what `go mod tidy` makes.
+tidy:
+	$(GO) mod tidy -diff

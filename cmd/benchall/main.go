@@ -32,9 +32,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("benchall"))
+		return
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/ledgeradapter"
 	"github.com/deskco/rfqdesk/machine"
@@ -28,6 +29,10 @@ import (
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("desk"))
+		return
+	}
 	node.ApplyGCPercent(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil)

@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 )
 
 // Exit codes.
@@ -38,6 +40,10 @@ const (
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("deskctl"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()

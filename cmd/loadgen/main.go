@@ -35,10 +35,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 	"github.com/deskco/rfqdesk/machine"
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("loadgen"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -46,11 +46,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/strategy"
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("makerbot"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stderr, os.Getenv)
 	stop()

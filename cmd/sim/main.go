@@ -21,10 +21,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 	"github.com/deskco/rfqdesk/sim"
 )
 
 func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("sim"))
+		return
+	}
 	if strings.TrimSpace(os.Getenv("GOGC")) == "" { // an operator's GOGC wins
 		debug.SetGCPercent(sim.GCPercent)
 	}
