@@ -41,6 +41,7 @@ const (
 	covAcceptFromStream           = "an accept of a quote the taker knew from its stream"
 	covTradeSettled               = "a trade settled"
 	covTradeFailed                = "a trade failed"
+	covOrphanInDoubt              = "an allocation left behind by a call whose answer the desk lost"
 )
 
 // allCoverage lists every situation in report order.
@@ -52,7 +53,7 @@ var allCoverage = []string{
 	covCheckpointVerified, covMarkVerified, covMarkUnanswered, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
-	covTradeFailed,
+	covTradeFailed, covOrphanInDoubt,
 }
 
 // coverage counts situations by name.

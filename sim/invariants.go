@@ -694,6 +694,9 @@ func (s *Sim) finalChecks() {
 		s.failf(Safety, "ledger invariant at the end: %v", err)
 		return
 	}
+	if s.finalOrphans(); s.failure != nil {
+		return
+	}
 	for id, r := range d.RFQs {
 		if r.State == machine.RFQOpen {
 			s.failf(Liveness, "RFQ %s still open at the end (deadline %s)", id, r.Deadline.Format(time.RFC3339))

@@ -106,6 +106,7 @@ type Sim struct {
 	liveTrades  []liveTrade
 	tradesStale bool
 	accepting   map[string]bool // checkDesk's scratch: trades whose accept waits
+	orphans     orphanWatch     // the ledger side of the orphan invariant (orphans.go)
 	steps       uint64
 	failure     *Failure
 	stats       Stats
@@ -140,7 +141,7 @@ func New(k Knobs) (*Sim, error) {
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
 		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
-		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(),
+		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(),
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
@@ -286,9 +287,13 @@ func (s *Sim) afterStep() {
 			}
 		}
 	}
+	deskChanged := s.dirtyDesk
 	if s.dirtyDesk && s.failure == nil {
 		s.dirtyDesk = false
 		s.checkDesk()
+	}
+	if s.failure == nil {
+		s.checkOrphans(deskChanged)
 	}
 	if s.failure == nil && !s.liveness && s.k.CrashRate > 0 && s.frng.Float64() < s.k.CrashRate {
 		s.crash()
@@ -618,6 +623,9 @@ func (s *Sim) issue(c machine.LedgerCall) {
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	res := s.ledger.Do(context.Background(), c)
 	s.dirtyLedger = true
+	if e != s.epoch || res.Failure != nil && res.Failure.Category == machine.LedgerUnknownOutcome {
+		s.orphans.unheardCall(s.ledger.L, c) // the desk may never hear what this call made
+	}
 	if res.Failure != nil {
 		s.stats.LedgerFailures[res.Failure.Category]++
 	}
@@ -626,6 +634,7 @@ func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	}
 	if res.Failure == nil && !s.liveness && s.mix.LostAnswer > 0 && s.frng.Float64() < s.mix.LostAnswer {
 		s.lost[c.CommandID] = true
+		s.orphans.unheardCall(s.ledger.L, c)
 		s.cov.hit(covLostAnswer)
 		return
 	}
@@ -658,6 +667,7 @@ func (s *Sim) recordLedger(in ledgersim.Input) {
 	}
 	s.ledLog.AppendAsync(rec)
 	s.trackLedger(in)
+	s.orphans.noteLedgerInput(in)
 	s.armLedgerSync()
 }
 
@@ -763,6 +773,7 @@ func (s *Sim) crash() {
 		a.crashed()
 	}
 	s.tradesStale = true
+	s.orphans.stale, s.orphans.updates = true, s.orphans.updates[:0]
 	if err := s.recover(); err != nil {
 		s.failf(CrashRecovery, "recover after crash %d: %v", s.stats.Crashes, err)
 		return
