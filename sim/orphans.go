@@ -42,6 +42,11 @@ type orphanWatch struct {
 	archivedInstrs []string
 	// stale asks for a rebuild from a full walk of the ledger (after a recovery).
 	stale bool
+	// gen counts the desks a recovery built (pointers into an older one are stale); full
+	// asks this check to look every explanation up in the desk's maps.
+	gen   uint64
+	full  bool
+	turns uint64
 	// unheard are the updates made by calls whose answer the desk did not get (bounded:
 	// pruned to the latest maxUnheard).
 	unheard     map[string]bool
@@ -82,6 +87,12 @@ type watchedAlloc struct {
 	// inDoubt: a call made it whose answer the desk did not get; reported says it was
 	// counted as left behind.
 	inDoubt, reported bool
+	// q or t is the quote or trade that explained it at the last check, as the desk's map
+	// held it in desk generation gen; cancelID is "cancel:" + cid, made once.
+	q        *machine.Quote
+	t        *machine.Trade
+	gen      uint64
+	cancelID string
 }
 
 // watchedLock is a locked holding's lock.
@@ -93,6 +104,10 @@ type watchedLock struct {
 func newOrphanWatch() orphanWatch {
 	return orphanWatch{allocs: map[string]*watchedAlloc{}, instrs: map[string]string{}, locks: map[string]watchedLock{}, unheard: map[string]bool{}}
 }
+
+// fullOrphanCheckEvery is how many orphan checks pass between checks that look every
+// explanation up in the desk's maps rather than through the pointers the last lookup found.
+const fullOrphanCheckEvery = 256
 
 // noteLedgerInput remembers a recorded ledger input's update for the next check.
 func (w *orphanWatch) noteLedgerInput(in ledgersim.Input) {
@@ -115,6 +130,8 @@ func (s *Sim) checkOrphans(deskChanged bool) {
 		return
 	}
 	s.stats.Checks++
+	w.turns++
+	w.full = w.turns%fullOrphanCheckEvery == 0
 	live := w.order[:0]
 	for _, cid := range w.order {
 		a := w.allocs[cid]
@@ -287,7 +304,7 @@ func (s *Sim) rebuildOrphans() {
 	w := &s.orphans
 	prev := *w
 	*w = newOrphanWatch()
-	w.unheard, w.unheardRing = prev.unheard, prev.unheardRing
+	w.unheard, w.unheardRing, w.gen, w.turns = prev.unheard, prev.unheardRing, prev.gen+1, prev.turns
 	l := s.ledger.L
 	for _, p := range s.ledgerParties() {
 		for _, al := range l.Allocations(p) {
@@ -311,7 +328,22 @@ func (s *Sim) rebuildOrphans() {
 // heard of it, the call or the executing action that made it.
 func (s *Sim) allocExplained(a *watchedAlloc) bool {
 	d := s.desk
-	if _, ok := d.Pending["cancel:"+a.cid]; ok {
+	// Between full checks, the quote or trade that explained it last time is looked at
+	// through the pointer the desk's map held then (a lookup hashes long ids; an entity
+	// the desk dropped from its map is noticed at the next full check).
+	if a.gen == s.orphans.gen && !s.orphans.full {
+		if q := a.q; q != nil && liveQuote(q) && holds(q.Allocations, a) {
+			return true
+		}
+		if t := a.t; t != nil && tradeInFlight(t) && holds(t.Allocations, a) {
+			return true
+		}
+	}
+	a.q, a.t, a.gen = nil, nil, s.orphans.gen
+	if a.cancelID == "" {
+		a.cancelID = "cancel:" + a.cid
+	}
+	if _, ok := d.Pending[a.cancelID]; ok {
 		return true
 	}
 	// A settlement is a quote: the maker's legs belong to the quote, the taker's and the
@@ -326,20 +358,16 @@ func (s *Sim) allocExplained(a *watchedAlloc) bool {
 				trade = t.ID // the accept waits for the taker's prepares
 			}
 		}
-		switch q.State {
-		case machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling:
-			if holds(q.Allocations, a) {
-				return true
-			}
+		if liveQuote(q) && holds(q.Allocations, a) {
+			a.q = q
+			return true
 		}
 	}
 	if t := d.Trades[trade]; t != nil {
 		actions[1] = t.Actions
-		switch t.State {
-		case machine.TradeAllocating, machine.TradeSettling:
-			if holds(t.Allocations, a) {
-				return true
-			}
+		if tradeInFlight(t) && holds(t.Allocations, a) {
+			a.t = t
+			return true
 		}
 	}
 	// Not (yet) the desk's: a call that made it may still be on its way back.
@@ -368,6 +396,16 @@ func (s *Sim) allocExplained(a *watchedAlloc) bool {
 		}
 	}
 	return false
+}
+
+// liveQuote reports whether a quote's allocations are its own: funding, live or settling.
+func liveQuote(q *machine.Quote) bool {
+	return q.State == machine.QuoteFunding || q.State == machine.QuoteLive || q.State == machine.QuoteSettling
+}
+
+// tradeInFlight reports whether a trade's allocations are its own: allocating or settling.
+func tradeInFlight(t *machine.Trade) bool {
+	return t.State == machine.TradeAllocating || t.State == machine.TradeSettling
 }
 
 // holds reports whether a settlement's allocation list holds the allocation, not cancelled.
