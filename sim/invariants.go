@@ -177,7 +177,6 @@ func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observat
 		}
 	case machine.Boot:
 		for _, c := range out.Calls {
-			s.orphans.unheardCall(s.ledger.L, c) // re-issued: its first answer never reached the desk
 			if s.lost[c.CommandID] {
 				s.cov.hit(covLostAnswerReissued)
 				delete(s.lost, c.CommandID)

@@ -47,17 +47,26 @@ type orphanWatch struct {
 	gen   uint64
 	full  bool
 	turns uint64
-	// unheard are the updates made by calls whose answer the desk did not get (bounded:
-	// pruned to the latest maxUnheard).
-	unheard     map[string]bool
+	// unheard are the allocations made by calls of a crashed process (bounded: pruned to
+	// the latest maxUnheard).
+	unheard     map[string]unheardState
 	unheardRing []string
 }
+
+// unheardState is what the orphan invariant knows of an allocation a crashed process's
+// call made: only that (unheard), or that it was counted as left behind (counted).
+type unheardState uint8
+
+const (
+	unheard unheardState = 1 + iota
+	counted
+)
 
 // maxUnheard bounds orphanWatch.unheard.
 const maxUnheard = 4096
 
-// unheardCall notes the update a call made, if it took effect, whose answer the desk did
-// not get (its process crashed, the answer was lost or unknown).
+// unheardCall notes the allocation a call made, if it made one, whose answer the desk did
+// not get: a call of a crashed process.
 func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall) {
 	var u ledgersim.Update
 	var ok bool
@@ -66,15 +75,15 @@ func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall) {
 	} else {
 		u, ok = l.CommandResult(c.CommandID)
 	}
-	if !ok || u.Allocation == "" || w.unheard[u.UpdateID] {
+	if !ok || u.Allocation == "" || w.unheard[u.Allocation] != 0 {
 		return
 	}
 	if len(w.unheardRing) >= maxUnheard {
 		delete(w.unheard, w.unheardRing[0])
 		w.unheardRing = w.unheardRing[1:]
 	}
-	w.unheard[u.UpdateID] = true
-	w.unheardRing = append(w.unheardRing, u.UpdateID)
+	w.unheard[u.Allocation] = unheard
+	w.unheardRing = append(w.unheardRing, u.Allocation)
 }
 
 // watchedAlloc is a live allocation and, once found, what on the desk explains it.
@@ -102,7 +111,7 @@ type watchedLock struct {
 }
 
 func newOrphanWatch() orphanWatch {
-	return orphanWatch{allocs: map[string]*watchedAlloc{}, instrs: map[string]string{}, locks: map[string]watchedLock{}, unheard: map[string]bool{}}
+	return orphanWatch{allocs: map[string]*watchedAlloc{}, instrs: map[string]string{}, locks: map[string]watchedLock{}, unheard: map[string]unheardState{}}
 }
 
 // fullOrphanCheckEvery is how many orphan checks pass between checks that look every
@@ -143,14 +152,14 @@ func (s *Sim) checkOrphans(deskChanged bool) {
 			continue // counted as left behind already
 		}
 		if !s.allocExplained(a) {
-			if a.inDoubt || s.k.CrashRate > 0 {
-				// Known gaps of the desk, counted rather than failed (docs/simulation.md,
+			if a.inDoubt {
+				// A known gap of the desk, counted rather than failed (docs/simulation.md,
 				// "Boundary inputs and the orphan invariant"): an allocation made by a call
-				// whose answer the desk lost, and, in runs with crashes, allocations a
-				// recovery leaves unexplained (not diagnosed yet).
-				a.inDoubt = true
+				// of a crashed process that landed after the restarted desk had given up on
+				// it.
 				if !a.reported {
 					a.reported = true
+					s.orphans.unheard[cid] = counted
 					s.stats.OrphansInDoubt++
 					s.cov.hit(covOrphanInDoubt)
 				}
@@ -175,7 +184,7 @@ func (s *Sim) applyOrphanUpdates() {
 	w := &s.orphans
 	l := s.ledger.L
 	w.archivedAllocs, w.archivedInstrs = w.archivedAllocs[:0], w.archivedInstrs[:0]
-	var created, doubted []string
+	var created []string
 	for _, id := range w.updates {
 		u, err := l.Update(id)
 		if err != nil {
@@ -192,9 +201,6 @@ func (s *Sim) applyOrphanUpdates() {
 			delete(w.locks, cid)
 		}
 		created = append(created, u.Created...)
-		if u.Allocation != "" && w.unheard[u.UpdateID] {
-			doubted = append(doubted, u.Allocation)
-		}
 	}
 	w.updates = w.updates[:0]
 	for _, cid := range created {
@@ -203,11 +209,6 @@ func (s *Sim) applyOrphanUpdates() {
 			continue // archived again within the step
 		}
 		s.watchContract(c)
-	}
-	for _, cid := range doubted {
-		if a := w.allocs[cid]; a != nil {
-			a.inDoubt = true
-		}
 	}
 	now := s.clock.Now()
 	for _, cid := range w.archivedInstrs {
@@ -267,7 +268,8 @@ func (s *Sim) watchContract(c ledgersim.Contract) {
 	switch {
 	case c.Allocation != nil:
 		al := c.Allocation
-		w.allocs[c.CID] = &watchedAlloc{cid: c.CID, settlement: al.Settlement.ID, leg: al.LegID, owner: al.Owner, locked: al.Locked}
+		w.allocs[c.CID] = &watchedAlloc{cid: c.CID, settlement: al.Settlement.ID, leg: al.LegID, owner: al.Owner, locked: al.Locked,
+			inDoubt: w.unheard[c.CID] != 0, reported: w.unheard[c.CID] == counted}
 		w.order = append(w.order, c.CID)
 	case c.TransferInstruction != nil:
 		w.instrs[c.CID] = c.TransferInstruction.Locked
@@ -529,7 +531,7 @@ func (s *Sim) finalOrphans() {
 	}
 	for _, p := range parties {
 		for _, al := range l.Allocations(p) {
-			if w := s.orphans.allocs[al.CID]; w != nil && w.inDoubt || s.k.CrashRate > 0 {
+			if s.orphans.unheard[al.CID] != 0 {
 				doubted[al.CID] = true
 				continue
 			}
@@ -545,7 +547,7 @@ func (s *Sim) finalOrphans() {
 			if cid, ok := strings.CutPrefix(h.Lock.Context, "transfer "); ok && instrs[cid] {
 				continue
 			}
-			if cid, ok := strings.CutPrefix(h.Lock.Context, "allocation "); ok && (doubted[cid] || s.k.CrashRate > 0 && s.orphans.allocs[cid] != nil) {
+			if cid, ok := strings.CutPrefix(h.Lock.Context, "allocation "); ok && doubted[cid] {
 				continue
 			}
 			s.failf(Liveness, "orphan: holding %s of %s (%s %s) still locked at the end for %q", h.CID, s.hintOf(p), h.Amount, h.Symbol, h.Lock.Context)

@@ -623,8 +623,10 @@ func (s *Sim) issue(c machine.LedgerCall) {
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	res := s.ledger.Do(context.Background(), c)
 	s.dirtyLedger = true
-	if e != s.epoch || res.Failure != nil && res.Failure.Category == machine.LedgerUnknownOutcome {
-		s.orphans.unheardCall(s.ledger.L, c) // the desk may never hear what this call made
+	if e != s.epoch {
+		// A call of a crashed process that lands late: the desk may already have taken a
+		// refusal of its re-issue for the answer, and never hears what this one made.
+		s.orphans.unheardCall(s.ledger.L, c)
 	}
 	if res.Failure != nil {
 		s.stats.LedgerFailures[res.Failure.Category]++
@@ -634,7 +636,6 @@ func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	}
 	if res.Failure == nil && !s.liveness && s.mix.LostAnswer > 0 && s.frng.Float64() < s.mix.LostAnswer {
 		s.lost[c.CommandID] = true
-		s.orphans.unheardCall(s.ledger.L, c)
 		s.cov.hit(covLostAnswer)
 		return
 	}
