@@ -201,7 +201,7 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 	cfg := machine.DefaultConfig()
 	cfg.Seed = deskSeed
 	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}, {MinNotionalUSD: money.MustParse("10000"), FeeBps: 10}}
+	cfg.FeeTiers = simFeeTiers()
 	cfg.FaucetCooldown = 10 * time.Minute
 	parties.Apply(&cfg)
 	s.cfg = cfg
