@@ -100,6 +100,7 @@ func (a *applier) finishAction(x *Action, t Trigger) {
 // superseded). Nothing happens to an action that already left the queue.
 func (a *applier) dropAction(id string) {
 	if x, ok := a.d.Actions[id]; ok {
+		a.askBeforeLeaving(x)
 		a.finishAction(x, TrigDrop)
 	}
 }
@@ -243,6 +244,8 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 		}
 		if res.Failure == nil {
 			a.lateExecution(cont.Entity, res)
+		} else if res.Failure.Category == LedgerUnknownOutcome {
+			a.retryCallLater(cont) // it may have made an allocation: ask until sure
 		}
 		refusal = conflict("the action's flow ended while it executed")
 	case res.Failure == nil:

@@ -482,6 +482,8 @@ func (a *applier) fire(dl Deadline) {
 		a.executeRetry(dl.ID)
 	case DLAllocRetry:
 		a.allocRetry(dl.ID)
+	case DLCallRetry:
+		a.callRetry(dl.ID)
 	}
 }
 

@@ -123,6 +123,11 @@ func errorMatrix() []errCase {
 		{name: "400 BELOW_MIN_NOTIONAL", status: 400, code: CodeBelowMinNotional, setup: func(h *harness) Input {
 			return rfqOf(h, houseTaker, "0.00009", h.hint(h.maker("M"))) // 9 USD
 		}},
+		{name: "400 BELOW_MIN_NOTIONAL a hair under, not rounded up", status: 400, code: CodeBelowMinNotional, setup: func(h *harness) Input {
+			c := rfqOf(h, houseTaker, "49.9999999999", h.hint(h.maker("M"))) // 9.99999999998 USD of CC
+			c.Base = "cc"
+			return c
+		}},
 		{name: "400 register start bad display name", status: 400, setup: func(h *harness) Input {
 			pub, _, _ := ed25519.GenerateKey(deterministicReader("x"))
 			return RegisterStart{DisplayName: "bad/name", PublicKey: pub}

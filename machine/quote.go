@@ -441,6 +441,9 @@ func (a *applier) cancelLanded(als []AllocationRef, owner, then string) int {
 	for i := range als {
 		if als[i].CID != "" && !als[i].Cancelled {
 			als[i].Cancelled = true
+			if plantedBuild && plantedOn("forget-cancel") && then == "" {
+				continue // planted bug: the allocation is marked cancelled but no cancel is sent
+			}
 			if a.cancelAllocationThen(als[i].CID, owner+":"+als[i].LegID, then) {
 				n++
 			}
@@ -470,6 +473,10 @@ func (a *applier) cancelAllocationThen(cid, why, then string) bool {
 // allocation already consumed or expired fails harmlessly), a replacement waiting for it
 // goes on.
 func (a *applier) allocationCancelled(cont *Continuation, res LedgerResult) {
+	if retryableCleanup(res.Failure) && !(plantedBuild && plantedOn("cancel-gives-up")) {
+		a.retryCallLater(cont) // the allocation may still be live: never leave it behind
+		return
+	}
 	if cont.Aux == "" {
 		return
 	}

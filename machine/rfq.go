@@ -90,7 +90,10 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 		seen[p.ID] = true
 		invited = append(invited, p.ID)
 	}
-	notional := c.Qty.MulHalfEven(base.USDPrice)
+	// Truncated, never rounded up: a ticket worth 9.99999999998 USD is under a minimum of
+	// 10, and a truncation at 10 digits compares with any minimum of at most 10 digits
+	// (the minimum notional, a tier's) exactly as the exact product does.
+	notional := c.Qty.MulDown(base.USDPrice)
 	if notional.Cmp(cfg.MinNotionalUSD) < 0 {
 		a.refuse(apiErr(400, CodeBelowMinNotional, "the ticket is worth %s USD, under the desk minimum of %s", notional, cfg.MinNotionalUSD))
 		return

@@ -265,6 +265,7 @@ func (a *actor) wake() {
 	if s.liveness {
 		if a.reg == regDone && a.rng.IntN(8) == 0 {
 			a.pollPending()
+			a.cancelFarRFQs()
 		}
 		return
 	}
@@ -297,6 +298,7 @@ func (a *actor) wake() {
 	if a.role == roleMaker && a.rng.IntN(40) == 0 {
 		a.pollIncomingRFQs()
 	}
+	a.boundaryRead()
 }
 
 // ---- Registration and keys ----
@@ -593,6 +595,10 @@ func (a *actor) execute(xs []machine.SignActionDTO) {
 	for i, x := range xs {
 		entries[i] = machine.SignedAction{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}
 	}
+	if padded, size := a.boundaryBatch(entries); size > 0 {
+		a.send(machine.ExecuteActions{Req: a.req(), Entries: padded, Batch: true}, func(rep machine.Reply) { a.s.checkBatch(size, rep) })
+		return
+	}
 	if len(entries) > 1 || a.rng.IntN(2) == 0 {
 		a.send(machine.ExecuteActions{Req: a.req(), Entries: entries, Batch: true}, func(machine.Reply) {})
 		return
@@ -658,13 +664,16 @@ func (a *actor) quote(rfqID string) {
 		return
 	}
 	c := machine.SubmitQuote{Req: a.req(), RFQID: rfqID, Price: a.price(r)}
+	pk := a.boundaryPrice(&c, r)
 	deadline := time.Time(r.Deadline)
-	switch a.rng.IntN(6) {
-	case 0, 1:
-	case 2:
+	vk := a.boundaryValidity(&c, r)
+	switch n := a.rng.IntN(6); {
+	case vk != validOrdinary:
+	case n == 0, n == 1:
+	case n == 2:
 		t := deadline // validUntil == deadline is allowed
 		c.ValidUntil = &t
-	case 3:
+	case n == 3:
 		t := deadline.Add(time.Second) // past the deadline: 409
 		c.ValidUntil = &t
 	default:
@@ -672,6 +681,8 @@ func (a *actor) quote(rfqID string) {
 		c.ValidUntil = &t
 	}
 	a.send(c, func(rep machine.Reply) {
+		s.checkQuoteAmounts(c, r, pk, rep)
+		s.checkValidity(c, vk, rep)
 		if rep.Err != nil {
 			return
 		}
@@ -759,7 +770,16 @@ func (a *actor) createRFQ() {
 		default:
 			c.Base, c.Quote, c.Qty = "cbtc", "CC", money.MustParse(fmt.Sprintf("0.000%d", 2+a.rng.IntN(8)))
 		}
+		tk, ttk := a.boundaryTicket(&c), a.boundaryTTL(&c)
 		a.send(c, func(rep machine.Reply) {
+			s.checkTicket(c, tk, rep)
+			s.checkTTL(c, ttk, rep)
+			if rep.Err == nil && ttk == ttlMax {
+				// Open for the maximum, it would outlive the liveness phase: its taker
+				// cancels it within the minute, busy phase or not.
+				id := rep.Body.(machine.RfqDTO).RfqID
+				s.after(a.uniform(time.Second, time.Minute), func() { a.cancelRFQAnyway(id) })
+			}
 			if rep.Err != nil {
 				s.stats.RFQsRefused++
 				return
@@ -889,6 +909,19 @@ func (a *actor) cancelRFQ(rfqID string) {
 	a.send(machine.CancelRFQ{Req: a.req(), RFQID: rfqID}, func(rep machine.Reply) {
 		if rep.Err == nil {
 			a.s.cov.hit(covRFQCancelled)
+		}
+	})
+}
+
+// cancelRFQAnyway cancels an RFQ, in the liveness phase too, until it is closed (a
+// settlement in flight answers 409: it is tried again later).
+func (a *actor) cancelRFQAnyway(rfqID string) {
+	a.send(machine.CancelRFQ{Req: a.req(), RFQID: rfqID}, func(rep machine.Reply) {
+		switch {
+		case rep.Err == nil:
+			a.s.cov.hit(covRFQCancelled)
+		case rep.Status == 409 || rep.Status == 599 || rep.Status >= 500:
+			a.s.after(a.uniform(time.Second, 10*time.Second), func() { a.cancelRFQAnyway(rfqID) })
 		}
 	})
 }

@@ -41,6 +41,7 @@ const (
 	covAcceptFromStream           = "an accept of a quote the taker knew from its stream"
 	covTradeSettled               = "a trade settled"
 	covTradeFailed                = "a trade failed"
+	covOrphanInDoubt              = "an allocation left behind by a call whose answer the desk lost"
 )
 
 // allCoverage lists every situation in report order.
@@ -52,7 +53,7 @@ var allCoverage = []string{
 	covCheckpointVerified, covMarkVerified, covMarkUnanswered, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
-	covTradeFailed,
+	covTradeFailed, covOrphanInDoubt,
 }
 
 // coverage counts situations by name.
@@ -82,6 +83,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	if m.Contention+m.Unavailable+m.Rejected+m.Internal > 0 {
 		goals = append(goals, covInjectedRejection)
 	}
+	goals = append(goals, boundaryGoals(m.Boundary)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -110,6 +112,7 @@ func MissingOver(results []*Result) []string {
 		mix.Unavailable = max(mix.Unavailable, r.Mix.Unavailable)
 		mix.Rejected = max(mix.Rejected, r.Mix.Rejected)
 		mix.Internal = max(mix.Internal, r.Mix.Internal)
+		mix.Boundary = maxBoundaryMix(mix.Boundary, r.Mix.Boundary)
 	}
 	return total.missing(results[0].Knobs, mix, len(results))
 }
@@ -117,6 +120,9 @@ func MissingOver(results []*Result) []string {
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
 	for _, name := range allCoverage {
+		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
+	}
+	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 }

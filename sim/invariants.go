@@ -796,6 +796,9 @@ func (s *Sim) finalChecks() {
 		s.failf(Safety, "ledger invariant at the end: %v", err)
 		return
 	}
+	if s.finalOrphans(); s.failure != nil {
+		return
+	}
 	for _, id := range slices.Sorted(maps.Keys(d.RFQs)) {
 		r := d.RFQs[id]
 		if r.State == machine.RFQOpen {

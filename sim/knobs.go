@@ -114,6 +114,9 @@ type Mix struct {
 	Disconnect float64 `json:"disconnect"`
 	// SyncEvery is the group-commit interval of both journals.
 	SyncEvery time.Duration `json:"syncEvery"`
+	// Boundary is how often the seed's actors send inputs on the contract's boundaries
+	// (boundary.go); drawn from its own stream, whatever the fault profile.
+	Boundary BoundaryMix `json:"boundary"`
 }
 
 // profile bounds what a seed may draw.
@@ -155,6 +158,7 @@ func drawMix(k Knobs, rng *rand.Rand) Mix {
 	if k.CrashRate == 0 {
 		m.LostAnswer = 0 // nothing would ever re-issue the call
 	}
+	m.Boundary = drawBoundaryMix(k.Seed)
 	return m
 }
 
@@ -165,6 +169,9 @@ func (m Mix) String() string {
 		m.Contention, m.Unavailable, m.Rejected, m.Internal, m.UnknownOutcome, m.LostAnswer)
 	fmt.Fprintf(&b, " latency=%s tail=%.3f/%s windows/h=%.2f/%s disconnect=%.3f sync=%s",
 		m.LatencyBase, m.TailProb, m.TailMax, m.Windows, m.WindowMax, m.Disconnect, m.SyncEvery)
+	bm := m.Boundary
+	fmt.Fprintf(&b, " boundary: ticket=%.3f ttl=%.3f price=%.3f validity=%.3f limit=%.3f batch=%.3f",
+		bm.Ticket, bm.TTL, bm.Price, bm.Validity, bm.Limit, bm.Batch)
 	return b.String()
 }
 

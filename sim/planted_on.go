@@ -24,6 +24,14 @@ var PlantedBugs = []struct{ Name, Where, What string }{
 	{"lost-commit", "sim (syncDesk)", "the desk releases a group commit's outputs before it is durable: a crash loses the last group commit"},
 }
 
+// OrphanBugs are planted bugs only the orphan invariant catches; they run without crashes
+// (orphans_planted_test.go), since a run with crashes counts unexplained allocations
+// rather than failing (docs/simulation.md).
+var OrphanBugs = []struct{ Name, Where, What string }{
+	{"forget-cancel", "machine (cancelLanded)", "an ended quote's landed allocations are marked cancelled but no cancel is sent: they stay on the ledger"},
+	{"cancel-gives-up", "machine (allocationCancelled)", "a cancel the ledger could not run (unavailable, internal, contention, rejected, unknown) is not retried: the allocation stays"},
+}
+
 // plantedBug is the bug of this package switched on.
 var plantedBug atomic.Value
 

@@ -25,6 +25,10 @@ type Stats struct {
 	Checks          uint64         `json:"checks"`
 	LedgerWalks     uint64         `json:"ledgerWalks"` // full ledger invariant walks among Checks
 	Events          uint64         `json:"events"`      // stream frames delivered to actors
+	// OrphansInDoubt counts allocations the desk never heard of that a call made whose
+	// answer was lost to it (a crashed process's call, a lost or unknown answer, then a
+	// re-issue refused by an injected fault): left on the ledger, see orphans.go.
+	OrphansInDoubt int `json:"orphansInDoubt"`
 
 	Registrations  int            `json:"registrations"`
 	Rotations      int            `json:"rotations"`

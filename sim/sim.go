@@ -106,6 +106,7 @@ type Sim struct {
 	liveTrades  []liveTrade
 	tradesStale bool
 	accepting   map[string]bool // checkDesk's scratch: trades whose accept waits
+	orphans     orphanWatch     // the ledger side of the orphan invariant (orphans.go)
 	steps       uint64
 	failure     *Failure
 	stats       Stats
@@ -150,7 +151,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
 		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
-		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(),
+		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(),
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
@@ -210,7 +211,7 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 	cfg := machine.DefaultConfig()
 	cfg.Seed = deskSeed
 	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}, {MinNotionalUSD: money.MustParse("10000"), FeeBps: 10}}
+	cfg.FeeTiers = simFeeTiers()
 	cfg.FaucetCooldown = 10 * time.Minute
 	parties.Apply(&cfg)
 	s.cfg = cfg
@@ -302,9 +303,13 @@ func (s *Sim) afterStep() {
 			}
 		}
 	}
+	deskChanged := s.dirtyDesk
 	if s.dirtyDesk && s.failure == nil {
 		s.dirtyDesk = false
 		s.checkDesk()
+	}
+	if s.failure == nil {
+		s.checkOrphans(deskChanged)
 	}
 	if s.failure == nil && !s.liveness && s.k.CrashRate > 0 && s.frng.Float64() < s.k.CrashRate {
 		s.crash()
@@ -638,6 +643,11 @@ func (s *Sim) issue(c machine.LedgerCall) {
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	res := s.ledger.Do(context.Background(), c)
 	s.dirtyLedger = true
+	if e != s.epoch {
+		// A call of a crashed process that lands late: the desk may already have taken a
+		// refusal of its re-issue for the answer, and never hears what this one made.
+		s.orphans.unheardCall(s.ledger.L, c)
+	}
 	if res.Failure != nil {
 		s.stats.LedgerFailures[res.Failure.Category]++
 	}
@@ -679,6 +689,7 @@ func (s *Sim) recordLedger(in ledgersim.Input) {
 	s.ledLog.AppendAsync(rec)
 	s.tapeLedger(s.ledLog.LastSeq(), rec)
 	s.trackLedger(in)
+	s.orphans.noteLedgerInput(in)
 	s.armLedgerSync()
 }
 
@@ -786,6 +797,7 @@ func (s *Sim) crash() {
 		a.crashed()
 	}
 	s.tradesStale = true
+	s.orphans.stale, s.orphans.updates = true, s.orphans.updates[:0]
 	if err := s.recover(); err != nil {
 		s.failf(CrashRecovery, "recover after crash %d: %v", s.stats.Crashes, err)
 		return
