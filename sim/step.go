@@ -213,10 +213,13 @@ func (a *actor) signPending(c Call) {
 			a.s.cov.hit(covPartialSign)
 			xs = xs[:1]
 		}
+		xs = slices.DeleteFunc(xs, func(x machine.SignActionDTO) bool { return a.withheld(x.ID) })
 		for _, x := range xs {
 			a.decided[x.ID] = true
 		}
-		a.execute(xs)
+		if len(xs) > 0 {
+			a.execute(xs)
+		}
 	})
 }
 
