@@ -501,9 +501,7 @@ func (s *Sim) drawAdversaries(rng *rand.Rand) {
 	}
 	n := min(len(honest), 1+rng.IntN(s.k.Adversaries))
 	for _, i := range rng.Perm(len(honest))[:n] {
-		a := honest[i]
-		a.adv = &hostile{a: a, rate: 0.02 + 0.2*rng.Float64(), withheld: map[string]bool{}, quoteActions: map[string][]machine.SignActionDTO{}}
-		s.advs++
+		s.hostileNow(honest[i]).rate = 0.02 + 0.2*rng.Float64()
 	}
 }
 
@@ -606,19 +604,36 @@ func (h *hostile) maybeForgotten(x seen, w []want) ([]want, string) {
 // attack is a wake-up's hostile move: one attack class drawn at random.
 func (h *hostile) attack() {
 	a := h.a
-	s := a.s
-	if s.liveness || a.reg != regDone || a.rng.Float64() >= h.rate {
+	if a.s.liveness || a.reg != regDone || a.rng.Float64() >= h.rate {
 		return
 	}
+	h.move(a.rng.Int())
+}
+
+// move makes the pick-th attack of those the actor can make now (modulo their number),
+// or the next one it can; it reports whether it made one.
+func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
 		h.rotatedKey, h.expiredRegistration}
-	start := a.rng.IntN(len(moves))
+	if pick < 0 {
+		pick = -pick
+	}
 	for i := range moves {
-		if moves[(start+i)%len(moves)]() {
-			return
+		if moves[(pick+i)%len(moves)]() {
+			return true
 		}
 	}
+	return false
+}
+
+// hostileNow makes an actor hostile (a World's driver decides when it attacks).
+func (s *Sim) hostileNow(a *actor) *hostile {
+	if a.adv == nil {
+		a.adv = &hostile{a: a, rate: 1, withheld: map[string]bool{}, quoteActions: map[string][]machine.SignActionDTO{}}
+		s.advs++
+	}
+	return a.adv
 }
 
 func (h *hostile) foreignQuoteDelete() bool {
