@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,41 @@ func replyOf(status int, code string) machine.Reply {
 		return machine.Reply{Status: status}
 	}
 	return machine.Reply{Status: status, Err: &machine.APIError{Status: status, Code: code, Message: "refused"}}
+}
+
+// TestRefusalMustChangeNothing: the probe fails an input that was to be refused at once but
+// changed the desk (by the full digest and by the fingerprint), and passes a refusal that
+// spends its challenge and nothing else.
+func TestRefusalMustChangeNothing(t *testing.T) {
+	for _, probes := range []int{0, 1000} { // the full digest, then the fingerprint
+		k := DefaultKnobs()
+		k.Seed, k.Faults, k.Makers, k.Takers, k.CrashRate = 3, "none", 1, 0, 0
+		w, err := NewWorld(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onboard(w)
+		s := w.s
+		a := s.actors[0]
+		if a.reg != regDone {
+			t.Fatal("the maker did not register")
+		}
+		s.probes = probes
+		// A challenge is issued (state changes) where a refusal was expected.
+		s.nextProbe = &expectation{class: covAdvRotateBad, what: "POST /maker/challenge", want: one(200, ""), immediate: true}
+		s.input(machine.ChallengeRequest{PartyID: a.party, Challenge: "c1"})
+		if s.failure == nil || !strings.Contains(s.failure.Message, "changed the desk's state") {
+			t.Fatalf("probes=%d: a state change on an expected refusal passed: %v", probes, s.failure)
+		}
+		s.failure = nil
+		// A rotate refused for its signature spends its challenge, and only that.
+		s.nextProbe = &expectation{class: covAdvRotateBadSig, what: "POST /maker/api-key/rotate signed wrong", want: one(401, ""), immediate: true, consumes: "c1"}
+		s.input(machine.RotateKey{PartyID: a.party, Challenge: "c1", Signature: make([]byte, 64), NewKeyHash: hashKey("k")})
+		if s.failure != nil {
+			t.Fatalf("probes=%d: a refusal that spent its challenge failed: %v", probes, s.failure)
+		}
+		if _, ok := s.desk.Challenges["c1"]; ok {
+			t.Fatal("the challenge was not spent")
+		}
+	}
 }
