@@ -162,8 +162,8 @@ func answered(rep machine.Reply) string {
 	return fmt.Sprintf("%d (%q)", rep.Status, rep.Err.Message)
 }
 
-// judge fails the run when the answer is not one the contract allows.
-func (s *Sim) judge(e *expectation, rep machine.Reply) {
+// expect fails the run when the answer is not one the contract allows.
+func (s *Sim) expect(e *expectation, rep machine.Reply) {
 	s.stats.Checks++
 	s.cov.hit(e.class)
 	if !e.allows(rep) {
@@ -349,7 +349,7 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		s.failf(Safety, "%s was not answered at once (the desk went on to the ledger); the contract's answer is %s", e.what, e.wanted())
 		return
 	}
-	s.judge(e, *rep)
+	s.expect(e, *rep)
 	if s.failure != nil {
 		return
 	}
@@ -513,7 +513,7 @@ func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply
 	a.nextReq++
 	r := &request{a: a, seq: a.nextReq, cb: func(rep machine.Reply) {
 		if !e.immediate && rep.Status != lostConnection.Status {
-			s.judge(e, rep)
+			s.expect(e, rep)
 		}
 		if then != nil {
 			then(rep)
@@ -537,7 +537,7 @@ func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply
 func (h *hostile) read(keyHash string, q machine.Query, e *expectation) {
 	h.a.read(keyHash, q, func(rep machine.Reply) {
 		if rep.Status != lostConnection.Status {
-			h.a.s.judge(h.keyRaceOf(keyHash, e), rep)
+			h.a.s.expect(h.keyRaceOf(keyHash, e), rep)
 		}
 	})
 }

@@ -64,19 +64,19 @@ func TestWorldAttacks(t *testing.T) {
 	t.Logf("%d of %d attack classes reached", reached, len(advCoverage))
 }
 
-// TestJudgeSpeaksTheContract: a wrong answer fails the run with a message naming the call,
+// TestExpectationSpeaksTheContract: a wrong answer fails the run with a message naming the call,
 // the answer and the contract's answer.
-func TestJudgeSpeaksTheContract(t *testing.T) {
+func TestExpectationSpeaksTheContract(t *testing.T) {
 	s, err := New(DefaultKnobs())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &expectation{class: covAdvForeignQuoteDelete, what: "DELETE /maker/quotes/q_1 by p of maker m's quote", want: one(403, "")}
-	s.judge(e, replyOf(403, ""))
+	s.expect(e, replyOf(403, ""))
 	if s.failure != nil {
 		t.Fatalf("403 judged wrong: %v", s.failure)
 	}
-	s.judge(e, replyOf(204, ""))
+	s.expect(e, replyOf(204, ""))
 	if s.failure == nil || s.failure.Class != Safety {
 		t.Fatalf("204 where 403 is due was not a safety failure: %v", s.failure)
 	}
