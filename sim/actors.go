@@ -62,6 +62,7 @@ func (r *request) deliver(rep machine.Reply) {
 	if rep.Seq != 0 {
 		s.checkReply(rep)
 	}
+	s.harvest(r.a, rep.Body, rep.Seq == 0)
 	r.cb(rep)
 }
 
@@ -90,6 +91,8 @@ type actor struct {
 	inflight     map[*request]bool
 	nextReq      uint64 // numbers the actor's requests
 	faucetAt     time.Time
+	regSent      time.Time // when its registration started
+	adv          *hostile  // the adversarial side of a hostile actor, nil for an honest one
 
 	// habits
 	pPrompt, pLate, pPartial float64 // signing: promptly, late, partly; never is the rest
@@ -276,6 +279,9 @@ func (a *actor) wake() {
 	if a.reg != regDone {
 		return
 	}
+	if a.adv != nil {
+		a.adv.attack()
+	}
 	if a.role != roleHouse && !s.now.Before(a.faucetAt) {
 		a.faucetAt = s.now.Add(a.uniform(11*time.Minute, 20*time.Minute))
 		a.fund()
@@ -305,6 +311,7 @@ func (a *actor) wake() {
 
 func (a *actor) register() {
 	a.reg = regStarting
+	a.regSent = a.s.now
 	a.send(machine.RegisterStart{DisplayName: a.name, PublicKey: a.pub}, func(rep machine.Reply) {
 		if rep.Err != nil {
 			a.reg = regNone
@@ -326,10 +333,7 @@ func (a *actor) complete(st machine.RegisterStartDTO) {
 		return
 	}
 	a.reg = regCompleting
-	sigs := make([][]byte, len(st.Topology))
-	for i, t := range st.Topology {
-		sigs[i] = ed25519.Sign(a.priv, t.Hash)
-	}
+	sigs := regSigs(a.priv, st)
 	key := a.newKey()
 	a.candidates = append(a.candidates, key)
 	a.send(machine.RegisterComplete{RegistrationID: st.RegistrationID, Signatures: sigs, NewKeyHash: hashKey(key)}, func(rep machine.Reply) {
@@ -337,6 +341,9 @@ func (a *actor) complete(st machine.RegisterStartDTO) {
 		case rep.Err == nil:
 			done := rep.Body.(machine.RegisterCompleteDTO)
 			a.registered(key, done.PartyID, done.Hint)
+			if a.adv != nil {
+				a.adv.registered(st, a.regSent, sigs)
+			}
 		case rep.Status == 410:
 			a.s.cov.hit(covRegistrationExpired)
 			a.reg, a.candidates = regNone, nil
@@ -415,6 +422,9 @@ func (a *actor) rotate() {
 			// check) settles it.
 			switch {
 			case rep.Err == nil:
+				if a.adv != nil {
+					a.adv.rotated(a.keyHash, c)
+				}
 				a.key, a.keyHash = key, hashKey(key)
 				a.candidates = without(a.candidates, key)
 				a.s.cov.hit(covKeyRotated)
@@ -467,6 +477,7 @@ func (a *actor) socketClosed(code int) {
 // onEvent reacts to one stream frame addressed to the actor's party.
 func (a *actor) onEvent(e machine.Event) {
 	s := a.s
+	s.harvest(a, e.Payload, false)
 	switch p := e.Payload.(type) {
 	case machine.RfqDTO:
 		if e.Type == machine.EvRfqCreated && a.role == roleMaker && p.Open {
@@ -476,6 +487,9 @@ func (a *actor) onEvent(e machine.Event) {
 			}
 		}
 	case machine.RfqIDPayload:
+		if _, invited := a.invites[p.RfqID]; invited && a.adv != nil && a.role == roleMaker {
+			a.adv.closed(p.RfqID)
+		}
 		delete(a.invites, p.RfqID)
 		delete(a.myQuote, p.RfqID)
 		if m := a.mine[p.RfqID]; m != nil {
@@ -550,7 +564,11 @@ func (a *actor) acceptDeposits() {
 		for _, t := range rep.Body.(machine.IncomingDTO).Transfers {
 			a.send(machine.AcceptIncoming{Req: a.req(), CID: t.CID}, func(rep machine.Reply) {
 				if rep.Err == nil {
-					a.signActions(rep.Body.(machine.ActionsDTO).Actions)
+					xs := rep.Body.(machine.ActionsDTO).Actions
+					if a.adv != nil {
+						xs = a.adv.withhold(xs)
+					}
+					a.signActions(xs)
 				}
 			})
 		}
@@ -565,7 +583,7 @@ func (a *actor) req() machine.Req { return machine.Req{KeyHash: a.keyHash} }
 func (a *actor) signActions(xs []machine.SignActionDTO) {
 	var fresh []machine.SignActionDTO
 	for _, x := range xs {
-		if !a.decided[x.ID] {
+		if !a.decided[x.ID] && !a.withheld(x.ID) {
 			a.decided[x.ID] = true
 			fresh = append(fresh, x)
 		}
@@ -603,8 +621,15 @@ func (a *actor) execute(xs []machine.SignActionDTO) {
 		a.send(machine.ExecuteActions{Req: a.req(), Entries: entries, Batch: true}, func(machine.Reply) {})
 		return
 	}
-	a.send(machine.ExecuteActions{Req: a.req(), Entries: entries}, func(machine.Reply) {})
+	a.send(machine.ExecuteActions{Req: a.req(), Entries: entries}, func(rep machine.Reply) {
+		if a.adv != nil && rep.Status == 200 {
+			a.adv.executed(entries[0], time.Time(xs[0].ExpiresAt))
+		}
+	})
 }
+
+// withheld says whether a hostile actor keeps the action unsigned on purpose.
+func (a *actor) withheld(id string) bool { return a.adv != nil && a.adv.withheld[id] }
 
 // pollPending is the recovery path: GET /tx/pending, then handle what was not handled.
 func (a *actor) pollPending() {
@@ -689,6 +714,9 @@ func (a *actor) quote(rfqID string) {
 		q := rep.Body.(machine.QuoteWithActionsDTO)
 		a.myQuote[rfqID] = q.QuoteID
 		a.ack("quote", q.QuoteID)
+		if a.adv != nil && a.adv.withholdQuote(q) {
+			return
+		}
 		a.signActions(q.Actions)
 	})
 }
@@ -700,6 +728,9 @@ func (a *actor) deleteQuote(rfqID, quoteID string) {
 	a.send(machine.DeleteQuote{Req: a.req(), QuoteID: quoteID}, func(rep machine.Reply) {
 		if rep.Err == nil {
 			a.s.cov.hit(covQuoteDeleted)
+			if a.adv != nil {
+				a.adv.deleted(quoteID)
+			}
 		}
 	})
 }
@@ -894,6 +925,9 @@ func (a *actor) accept(m *takerRFQ, quoteID string) {
 		t := rep.Body.(machine.TradeWithActionsDTO)
 		a.acceptAt[t.TradeID] = s.now
 		a.ack("trade", t.TradeID)
+		if a.adv != nil {
+			a.adv.accepted(m.dto.RfqID, quoteID, t.TradeID) // before it signs: see accepted
+		}
 		a.signActions(t.Actions)
 		if a.rng.IntN(10) == 0 {
 			s.after(a.uniform(time.Millisecond, time.Second), func() { a.withdraw(t.Base) })
@@ -909,6 +943,9 @@ func (a *actor) cancelRFQ(rfqID string) {
 	a.send(machine.CancelRFQ{Req: a.req(), RFQID: rfqID}, func(rep machine.Reply) {
 		if rep.Err == nil {
 			a.s.cov.hit(covRFQCancelled)
+			if a.adv != nil {
+				a.adv.cancelled(rfqID)
+			}
 		}
 	})
 }

@@ -80,6 +80,9 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	if m.LostAnswer > 0 {
 		goals = append(goals, covLostAnswer, covLostAnswerReissued)
 	}
+	if k.Adversaries > 0 {
+		goals = append(goals, advGoals(runs)...)
+	}
 	if m.Contention+m.Unavailable+m.Rejected+m.Internal > 0 {
 		goals = append(goals, covInjectedRejection)
 	}
@@ -119,7 +122,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range allCoverage {
+	for _, name := range append(slices.Clone(allCoverage), advCoverage...) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

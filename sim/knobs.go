@@ -30,6 +30,9 @@ type Knobs struct {
 	// LedgerCheckEvery is how many ledger-changing steps pass between full ledger
 	// invariant walks: 1 walks after every one, 0 adapts to the ledger's size.
 	LedgerCheckEvery int `json:"ledgerCheckEvery"`
+	// Adversaries is the most honest makers and takers a seed turns hostile (it draws from 1
+	// to Adversaries, each attacking at a rate of its own; adversary.go); 0: none.
+	Adversaries int `json:"adversaries"`
 	// RequireCoverage fails the run (exit 5) when a coverage goal was never reached; meant
 	// for long runs.
 	RequireCoverage bool `json:"requireCoverage"`
@@ -38,7 +41,7 @@ type Knobs struct {
 // DefaultKnobs are the flag defaults of cmd/sim.
 func DefaultKnobs() Knobs {
 	return Knobs{Seed: 1, Duration: 10 * time.Minute, Makers: 6, Takers: 3, RFQRate: 0.5, Faults: "mild",
-		CrashRate: 0.0005, CheckpointEvery: 500, SnapshotEvery: 2000, StateBytesPerInput: 512}
+		CrashRate: 0.0005, CheckpointEvery: 500, SnapshotEvery: 2000, StateBytesPerInput: 512, Adversaries: 3}
 }
 
 // Validate refuses knobs a run cannot use.
@@ -60,6 +63,8 @@ func (k Knobs) Validate() error {
 		return fmt.Errorf("checkpoint and snapshot intervals must be positive")
 	case k.StateBytesPerInput < 0:
 		return fmt.Errorf("state bytes per input must not be negative")
+	case k.Adversaries < 0 || k.Adversaries > 1000:
+		return fmt.Errorf("adversaries must be between 0 and 1000")
 	}
 	if _, ok := profiles[k.Faults]; !ok {
 		return fmt.Errorf("faults must be none, mild or harsh, not %q", k.Faults)
@@ -79,6 +84,9 @@ func (k Knobs) Command() string {
 	}
 	if k.StateBytesPerInput != DefaultKnobs().StateBytesPerInput {
 		s += fmt.Sprintf(" -state-bytes-per-input %d", k.StateBytesPerInput)
+	}
+	if k.Adversaries != DefaultKnobs().Adversaries {
+		s += fmt.Sprintf(" -adversaries %d", k.Adversaries)
 	}
 	if k.LedgerCheckEvery != 0 {
 		s += fmt.Sprintf(" -ledger-check-every %d", k.LedgerCheckEvery)

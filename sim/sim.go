@@ -120,6 +120,14 @@ type Sim struct {
 	tape       tape        // what a failure's trace needs beyond the durable journals (tape.go)
 	finished   bool        // the run reached the end of its liveness phase
 	replaying  bool        // a shell of ReplayTrace: no actors, no journals of its own
+
+	// Adversarial parties (adversary.go): how many actors are hostile, the ids they reuse,
+	// and the expectation of the hostile input about to be applied.
+	advs         int
+	probes       int // refusals whose state was compared
+	pool         idPool
+	nextProbe    *expectation
+	failedTrades map[string]bool // trades whose trade.failed the desk emitted (bounded)
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
@@ -151,7 +159,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
 		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
-		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(),
+		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(), failedTrades: map[string]bool{},
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
@@ -170,6 +178,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		s.actors = append(s.actors, newActor(s, len(s.actors), roleTaker, sub()))
 	}
 	s.actors = append(s.actors, newHouse(s, len(s.actors), sub()))
+	s.drawAdversaries(rand.New(rand.NewPCG(sub(), sub())))
 	return s, nil
 }
 
@@ -369,6 +378,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	}
 	s.tapeDesk(seq, rec)
 	obs := s.observeBefore(env)
+	pr := s.probeBefore(env)
 	out, panicked := safeApply(s.desk, env)
 	if panicked != "" {
 		s.failf(Safety, "machine.Apply panicked on %s input %d: %s", in.Kind(), seq, panicked)
@@ -376,6 +386,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	}
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
+	s.probeAfter(pr, env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})
 	s.dirtyDesk = true

@@ -44,12 +44,15 @@ const (
 	CallOpenStream  Call = "open-stream"
 	CallCloseStream Call = "close-stream"
 	CallRotateKey   Call = "rotate-key" // challenge, then rotate the API key (when idle)
+	// CallAttack makes the actor hostile (adversary.go) and makes one attack: pick chooses
+	// which among those it can make now.
+	CallAttack Call = "attack"
 )
 
 // AllCalls lists every Call.
 func AllCalls() []Call {
 	return []Call{CallRegister, CallFund, CallCreateRFQ, CallQuote, CallSignAll, CallSignSome, CallSignNone,
-		CallAccept, CallCancelRFQ, CallDeleteQuote, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey}
+		CallAccept, CallCancelRFQ, CallDeleteQuote, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey, CallAttack}
 }
 
 // FaultCategories are the ledger faults Fault can force.
@@ -180,6 +183,11 @@ func (w *World) Do(c Call, actor, pick int) bool {
 			return false
 		}
 		a.rotate()
+	case CallAttack:
+		if !ready || a.role == roleHouse {
+			return false
+		}
+		return s.hostileNow(a).move(pick)
 	default:
 		return false
 	}
@@ -213,10 +221,13 @@ func (a *actor) signPending(c Call) {
 			a.s.cov.hit(covPartialSign)
 			xs = xs[:1]
 		}
+		xs = slices.DeleteFunc(xs, func(x machine.SignActionDTO) bool { return a.withheld(x.ID) })
 		for _, x := range xs {
 			a.decided[x.ID] = true
 		}
-		a.execute(xs)
+		if len(xs) > 0 {
+			a.execute(xs)
+		}
 	})
 }
 

@@ -52,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	snapshot := fs.Int("snapshot-every", def.SnapshotEvery, "desk inputs between snapshots")
 	stateBytes := fs.Int("state-bytes-per-input", def.StateBytesPerInput, "stretch those intervals to at least the state's encoded size over this many bytes (0: exact intervals)")
 	ledgerCheck := fs.Int("ledger-check-every", def.LedgerCheckEvery, "ledger-changing steps between full ledger invariant walks (1: every one; 0: adaptive)")
+	adversaries := fs.Int("adversaries", def.Adversaries, "most honest makers and takers a seed turns hostile (it draws 1 to this many; 0: none)")
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
 	jobs := fs.Int("jobs", 1, "seeds run at once (each run stays single-threaded and deterministic)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
@@ -80,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i := range knobs {
 		knobs[i] = sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
 			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, StateBytesPerInput: *stateBytes,
-			LedgerCheckEvery: *ledgerCheck, RequireCoverage: perSeedCoverage}
+			LedgerCheckEvery: *ledgerCheck, Adversaries: *adversaries, RequireCoverage: perSeedCoverage}
 	}
 	type outcome struct {
 		r      *sim.Result
