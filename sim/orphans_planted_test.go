@@ -31,6 +31,9 @@ func TestOrphanBugsAreCaught(t *testing.T) {
 						t.Fatalf("%s caught by another check: %v", bug.Name, r.Failure)
 					}
 					t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, seed, r.Failure)
+					if c := replayWritten(t, r); !c.Reproduced() {
+						t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", seed, r.Failure.Message, c, c.Violation)
+					}
 					return
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/ledgeradapter"
@@ -164,6 +165,19 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.orphans = newOrphanWatch()
+	s.orphans.stale = true
+	// The run checked the orphan invariant after every step, incrementally; its other
+	// checks at an adaptive cadence (the ledger walk) or in a fixed order. A failure the
+	// orphan check found replays with the watch kept step by step as the run kept it (the
+	// checks before it in the run's order passed on every state it saw); any other failure
+	// replays with the orphan check only at the end, after the others, as the run's order.
+	stepOrphans := t.header.Failure != nil && strings.HasPrefix(t.header.Failure.Message, "orphan: ")
+	if t.end != nil {
+		for _, cid := range t.end.Unheard {
+			s.orphans.unheard[cid] = unheard
+		}
+	}
 	if err := s.startJudge(t, j, c); err != nil {
 		return nil, err
 	}
@@ -189,6 +203,10 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 			if err := s.ledger.L.Replay(in); err != nil {
 				return fmt.Errorf("ledger record %d: %w", l.Seq, err)
 			}
+			if stepOrphans {
+				s.orphans.noteLedgerInput(in)
+				s.checkOrphans(false)
+			}
 			c.LedgerRecords++
 			if s.failure != nil {
 				return nil
@@ -211,6 +229,9 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 			return nil, fmt.Errorf("desk record %d: %w", d.Seq, err)
 		}
 		s.recheckInput(env)
+		if stepOrphans && s.failure == nil {
+			s.checkOrphans(true)
+		}
 		c.Inputs++
 		if s.failure != nil {
 			break
@@ -380,12 +401,22 @@ func (s *Sim) endChecks(t *traceFile, c *Recheck) {
 		s.finalChecks()
 		return
 	}
+	// The orphan invariant closes each step: here from a full walk of the ledger, with the
+	// allocations the run knew were made by a crashed process's calls (the end line's
+	// unheard).
+	orphans := func() {
+		s.orphans.stale = true
+		s.checkOrphans(true)
+	}
 	if err := s.ledger.L.CheckInvariants(); err != nil {
 		s.failf(Safety, "ledger invariant: %v", err)
 		return
 	}
 	s.tradesStale = true
 	s.checkDesk()
+	if s.failure == nil {
+		orphans()
+	}
 	// The run looks at every deadline only every so many steps: a replay, as of the
 	// failure's time, only when that is what failed.
 	if s.failure == nil && t.header.Failure != nil && t.header.Failure.Class == Liveness {

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
@@ -65,6 +67,10 @@ type traceEnd struct {
 	// Finished says the run reached the end of its liveness phase (version 2): the final
 	// checks ran on the state the trace ends with.
 	Finished bool `json:"finished,omitempty"`
+	// Unheard are the allocations made by calls of a crashed process whose answer the desk
+	// never got (sorted): an observation of the simulator's, which the orphan invariant
+	// forgives (docs/simulation.md) and a replay cannot tell from the journals.
+	Unheard []string `json:"unheard,omitempty"`
 }
 
 // WriteTrace writes the run's trace (TRACE.md) as trace.jsonl into a new temporary
@@ -162,7 +168,8 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		put(traceLine{Type: "acknowledged", Acknowledged: ack})
 	}
 	put(traceLine{Type: "end", End: &traceEnd{Steps: r.Steps, DeskDigest: r.DeskDigest, LedgerDigest: r.LedgerDigest,
-		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq(), Finished: s.finished}})
+		DeskLastSeq: s.deskLog.LastSeq(), LedgerLast: s.ledLog.LastSeq(), Finished: s.finished,
+		Unheard: slices.Sorted(maps.Keys(s.orphans.unheard))}})
 	if err == nil {
 		err = w.Flush()
 	}
