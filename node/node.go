@@ -143,6 +143,8 @@ type Recovery struct {
 	LedgerInputs      uint64 // ledger records replayed (after the ledger snapshot)
 	Checkpoints       int    // checkpoints whose digest was verified
 	DigestMismatch    int    // checkpoints whose digest differed (a determinism bug)
+	// SnapshotBytes is the size of the desk snapshot restored, 0 for none.
+	SnapshotBytes int
 }
 
 // genesisRecord is the first record of each journal.
@@ -211,6 +213,9 @@ func Open(opts Options) (*Node, error) {
 		Desk: desk, Ledger: durableLedger{n}, Clock: opts.Clock, Sink: opts.Sink,
 		Workers: opts.Workers, Logger: opts.Logger, CheckpointEvery: opts.CheckpointEvery,
 		CheckpointBytesPerInput: bytesPerInput,
+		// Count from the snapshot on disk, not from this start (issue 18, F3).
+		SinceCheckpoint: int(min(n.Recovered.DeskInputs, 1<<31)),
+		CheckpointBytes: n.Recovered.SnapshotBytes,
 	}
 	if n.deskLog != nil {
 		lc.Journal = n.deskLog
