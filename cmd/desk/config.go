@@ -108,6 +108,9 @@ type fileConfig struct {
 	Instruments          []instrumentConfig `toml:"instrument"`
 	FeeTiers             []feeTierConfig    `toml:"fee_tier"`
 	House                []houseConfig      `toml:"house"`
+
+	// MaxPendingRegistrations caps the registrations pending at once, desk-wide.
+	MaxPendingRegistrations int `toml:"max_pending_registrations"`
 }
 
 // defaultConfig is the embedded default: the testnet profile with a small catalog.
@@ -147,6 +150,7 @@ func defaultConfig() fileConfig {
 				"cbtc": money.MustParse("10"), "ceth": money.MustParse("300"),
 			},
 		}},
+		MaxPendingRegistrations: machine.DefaultMaxPendingRegistrations,
 	}
 }
 
@@ -248,6 +252,10 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 	m.ChallengeLifetime, m.ClosedRetention = time.Duration(c.ChallengeLifetime), time.Duration(c.ClosedRetention)
 	m.MinTTL, m.MaxTTL = time.Duration(c.MinTTL), time.Duration(c.MaxTTL)
 	m.FaucetCooldown = time.Duration(c.FaucetCooldown)
+	if c.MaxPendingRegistrations < 1 {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("max_pending_registrations must be at least 1, got %d", c.MaxPendingRegistrations)
+	}
+	m.MaxPendingRegistrations = c.MaxPendingRegistrations
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		sym := strings.ToLower(in.Symbol)
