@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,10 @@ type LedgerSpec struct {
 	Catalog   []machine.Instrument     `json:"catalog"`
 	Reservoir map[string]money.Decimal `json:"reservoir,omitempty"`
 	House     []ledgeradapter.House    `json:"house,omitempty"`
+	// DedupWindow is the embedded ledger's deduplication window (0: the ledger's default,
+	// ledgersim.DefaultDedupWindow). The desk re-issues its in-flight ledger calls at
+	// every start and relies on the ledger to deduplicate them.
+	DedupWindow time.Duration `json:"dedupWindow,omitempty"`
 }
 
 // DefaultCheckpointEvery and DefaultCheckpointBytesPerInput are the default checkpoint
@@ -115,6 +120,10 @@ type Node struct {
 	ledgerFollower atomic.Pointer[ledgerFollower]
 	// LedgerSnapshots counts the ledger snapshots saved, by where they were encoded.
 	LedgerSnapshots LedgerSnapshotStats
+	// feeSweep consolidates the fee party's holdings (fee_sweep.go); sweepMu lets one
+	// sweep run at a time.
+	feeSweep *feeSweeper
+	sweepMu  sync.Mutex
 }
 
 // LedgerSnapshotStats counts ledger snapshots: encoded from the live ledger (every ledger
@@ -192,7 +201,7 @@ func Open(opts Options) (*Node, error) {
 	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: opts.Clock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: opts.FaultPlan, Sleep: opts.Sleep,
-		Recorder: n.recordLedger,
+		Recorder: n.recordLedger, DedupWindow: spec.DedupWindow,
 	})
 	if err != nil {
 		return nil, err
@@ -227,6 +236,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.Loop = l
 	l.Start()
+	n.startFeeSweep()
 	ok = true
 	return n, nil
 }
@@ -286,6 +296,9 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	}
 	if n.drawnLedgerSeed {
 		spec.Seed = journaled.Seed
+	}
+	if journaled.DedupWindow == 0 && spec.DedupWindow == ledgersim.DefaultDedupWindow {
+		spec.DedupWindow = 0 // journaled before the window was: the same default
 	}
 	n.warnIfChanged("ledger genesis", spec, journaled)
 	return journaled, nil
@@ -440,6 +453,7 @@ func (n *Node) saveSnapshot(seq uint64, state []byte) {
 // Close stops the loop (letting applied inputs become durable and their outputs leave)
 // and closes the journals.
 func (n *Node) Close(ctx context.Context) error {
+	n.stopFeeSweep()
 	err := n.Loop.Stop(ctx)
 	n.replaceLedgerFollower(nil)
 	n.closeLogs()

@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
@@ -111,6 +112,8 @@ type fileConfig struct {
 
 	// MaxPendingRegistrations caps the registrations pending at once, desk-wide.
 	MaxPendingRegistrations int `toml:"max_pending_registrations"`
+	// LedgerDedupWindow is the embedded ledger's deduplication window.
+	LedgerDedupWindow duration `toml:"ledger_dedup_window"`
 }
 
 // defaultConfig is the embedded default: the testnet profile with a small catalog.
@@ -151,6 +154,7 @@ func defaultConfig() fileConfig {
 			},
 		}},
 		MaxPendingRegistrations: machine.DefaultMaxPendingRegistrations,
+		LedgerDedupWindow:       duration(ledgersim.DefaultDedupWindow),
 	}
 }
 
@@ -278,6 +282,10 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 		return machine.Config{}, node.LedgerSpec{}, err
 	}
 	spec := node.LedgerSpec{Network: network, Seed: seed, Catalog: m.Instruments, Reservoir: reservoir, House: house}
+	if spec.DedupWindow = time.Duration(c.LedgerDedupWindow); spec.DedupWindow < ledgersim.DefaultPreparedLifetime {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("ledger_dedup_window must be at least %s (a prepared transaction's lifetime), got %s",
+			ledgersim.DefaultPreparedLifetime, spec.DedupWindow)
+	}
 	// Parties come from the ledger's genesis; check everything else now, with placeholders.
 	check := m
 	check.Operator, check.FeeParty = "operator", "fees"
