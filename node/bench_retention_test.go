@@ -144,12 +144,13 @@ func settleAndMeasure(b *testing.B, phases []int) []uint64 {
 		ps[i] = [2]drive.Party{m, tk}
 	}
 	var heaps []uint64
+	turns := make([]int, len(ps))
 	done := 0
 	start := time.Now()
 	for _, target := range phases {
 		for done < target {
 			batch := min(retentionBatch, target-done)
-			if err := settleBatch(n, s, ps[:], done, batch); err != nil {
+			if err := settleBatch(n, s, ps[:], turns, done, batch); err != nil {
 				b.Fatal(err)
 			}
 			done += batch
@@ -171,26 +172,28 @@ func settleAndMeasure(b *testing.B, phases []int) []uint64 {
 	return heaps
 }
 
-// settleBatch settles trades first to first+count-1, the pairs working in parallel.
-func settleBatch(n *node.Node, s *settledSink, ps [][2]drive.Party, first, count int) error {
+// settleBatch settles trades first to first+count-1, the pairs working in parallel. Each
+// pair alternates its directions (turns counts its trades), so that no party's balance
+// drifts however the trades fall to the pairs.
+func settleBatch(n *node.Node, s *settledSink, ps [][2]drive.Party, turns []int, first, count int) error {
 	var next atomic.Int64
 	next.Store(int64(first))
 	end := int64(first + count)
 	var wg sync.WaitGroup
 	var failed atomic.Value
-	for _, p := range ps {
+	for i, p := range ps {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				k := next.Add(1) - 1
-				if k >= end || failed.Load() != nil {
+				if k := next.Add(1) - 1; k >= end || failed.Load() != nil {
 					return
 				}
-				dir := machine.Sell // alternate directions so that balances stay level
-				if (k/int64(len(ps)))%2 == 1 {
+				dir := machine.Sell
+				if turns[i]%2 == 1 {
 					dir = machine.Buy
 				}
+				turns[i]++
 				if err := lifecycle(n, s, p[0], p[1], dir); err != nil {
 					failed.Store(err)
 					return
