@@ -44,6 +44,10 @@ type Embedded struct {
 	FaultPlan ledgersim.FaultPlan
 	Sleep     func(time.Duration)
 	Recorder  func(ledgersim.Input)
+	// DedupWindow is the ledger's deduplication window (ledgersim.Config.DedupWindow; 0:
+	// ledgersim.DefaultDedupWindow). It decides what the ledger forgets, so a replay must
+	// pass the one the ledger ran with.
+	DedupWindow time.Duration
 }
 
 // Parties are the ledger ids of the desk's own parties after genesis.
@@ -62,7 +66,7 @@ func NewEmbedded(e Embedded) (*Adapter, Parties, error) {
 	bySymbol := map[string]machine.Instrument{}
 	cfg := ledgersim.Config{
 		Profile: ledgersim.Profile(e.Network), Clock: e.Clock, Seed: e.Seed,
-		FaultPlan: e.FaultPlan, Sleep: e.Sleep, Recorder: e.Recorder,
+		FaultPlan: e.FaultPlan, Sleep: e.Sleep, Recorder: e.Recorder, DedupWindow: e.DedupWindow,
 	}
 	for _, in := range e.Catalog {
 		bySymbol[in.Symbol] = in

@@ -33,6 +33,15 @@ type Config struct {
 	// OnboardingLifetime is how long a pending external onboarding may be completed.
 	// Default 30m (longer than the desk's 10-minute registration window).
 	OnboardingLifetime time.Duration
+	// DedupWindow is the deduplication window the ledger promises: a command re-issued
+	// under the same command id (or an execute of the same prepared transaction) within
+	// this long of its update's record time gets that update back and takes no effect
+	// again, as long as the update is also among the newest Limits.MaxRetainedUpdates.
+	// Updates older than the window are forgotten, so what the ledger retains is bounded by
+	// age as well as by count. Default DefaultDedupWindow; at least PreparedLifetime; a
+	// negative value is no age bound (a journal written before the window replays as it
+	// ran). The default is DefaultDedupWindow, or three prepared lifetimes if longer.
+	DedupWindow time.Duration
 	// Limits bound the state that grows with input; zero fields take their defaults.
 	Limits Limits
 	// FaultPlan is consulted on every ledger call (nil: no faults).
@@ -45,6 +54,15 @@ type Config struct {
 	Recorder func(Input)
 }
 
+// DefaultPreparedLifetime is Config.PreparedLifetime's default.
+const DefaultPreparedLifetime = 10 * time.Minute
+
+// DefaultDedupWindow is Config.DedupWindow's default: three times the lifetime of a
+// prepared transaction or of a desk's sign action (10 minutes), so that a command still
+// in flight when its issuer stopped is deduplicated when the issuer re-issues it after a
+// restart of up to about twenty minutes.
+const DefaultDedupWindow = 30 * time.Minute
+
 // Limits bound every map that grows with input.
 type Limits struct {
 	// MaxPrepared bounds live prepared transactions (default 100000); beyond it Prepare
@@ -53,8 +71,10 @@ type Limits struct {
 	// MaxPendingOnboardings bounds pending external onboardings (default 10000).
 	MaxPendingOnboardings int
 	// MaxRetainedUpdates bounds the updates kept for Update() and command deduplication
-	// (default 100000). The oldest are forgotten first: a command id is deduplicated for
-	// as long as its update is retained.
+	// (default 100000), beside Config.DedupWindow's bound by age. The oldest are forgotten
+	// first: a command id is deduplicated for as long as its update is retained, so a
+	// sustained rate above MaxRetainedUpdates per DedupWindow shortens the window (counted
+	// by Ledger.DedupShortened).
 	MaxRetainedUpdates int
 	// MaxInputs bounds the holdings one command may consume (default 256).
 	MaxInputs int
@@ -163,10 +183,16 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("ledgersim: config: ledger id longer than %d bytes", maxIDLen)
 	}
 	if c.PreparedLifetime <= 0 {
-		c.PreparedLifetime = 10 * time.Minute
+		c.PreparedLifetime = DefaultPreparedLifetime
 	}
 	if c.OnboardingLifetime <= 0 {
 		c.OnboardingLifetime = 30 * time.Minute
+	}
+	if c.DedupWindow == 0 {
+		c.DedupWindow = max(DefaultDedupWindow, 3*c.PreparedLifetime)
+	}
+	if c.DedupWindow > 0 && c.DedupWindow < c.PreparedLifetime {
+		return c, fmt.Errorf("ledgersim: config: the deduplication window (%s) is shorter than a prepared transaction's lifetime (%s)", c.DedupWindow, c.PreparedLifetime)
 	}
 	c.Limits = c.Limits.withDefaults()
 	ins := make([]InstrumentSpec, len(c.Instruments))

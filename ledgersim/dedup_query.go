@@ -13,3 +13,21 @@ func (l *Ledger) PreparedResult(preparedID string) (Update, bool) {
 	}
 	return rec.u.clone(), true
 }
+
+// DedupShortened counts the updates this ledger forgot (since it was built or restored)
+// because Limits.MaxRetainedUpdates were retained, while they were still within the
+// deduplication window: each shortened the window for its command id. Zero means the
+// window held for every command.
+func (l *Ledger) DedupShortened() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.st.dedupShortened
+}
+
+// RetainedUpdates is how many committed updates the ledger retains for Update() and
+// deduplication: bounded by Config.DedupWindow and Limits.MaxRetainedUpdates.
+func (l *Ledger) RetainedUpdates() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.st.updRing.len()
+}

@@ -87,6 +87,9 @@ type state struct {
 	updRing   recFIFO               // the retained updates, oldest first
 	byCommand map[string]*updateRec // command id → its update
 	byPrep    map[string]*updateRec // prepared id → its update
+	// dedupShortened counts updates forgotten by count while still within the
+	// deduplication window (not part of the state's digest or snapshot).
+	dedupShortened uint64
 
 	acc     digestAcc
 	scratch sumScratch
@@ -363,6 +366,12 @@ func (st *state) advance(now time.Time) {
 			delete(st.pending, e.id)
 		}
 	}
+	// Updates past the deduplication window (the ring is in record-time order).
+	if w := st.cfg.DedupWindow; w > 0 {
+		for st.updRing.len() > 0 && !now.Before(st.updRing.peek().u.RecordTime.Add(w)) {
+			st.forget(st.updRing.pop())
+		}
+	}
 }
 
 func (st *state) dropPrepared(r *preparedRec) {
@@ -395,16 +404,25 @@ func (st *state) retain(u *Update) *Update {
 	st.index(r)
 	for st.updRing.len() > st.cfg.Limits.MaxRetainedUpdates {
 		old := st.updRing.pop()
-		delete(st.updates, old.u.UpdateID)
-		st.acc.sub(old.sum)
-		if st.byCommand[old.u.CommandID] == old {
-			delete(st.byCommand, old.u.CommandID)
+		if w := st.cfg.DedupWindow; w > 0 && r.u.RecordTime.Before(old.u.RecordTime.Add(w)) {
+			st.dedupShortened++
 		}
-		if old.u.PreparedID != "" {
-			delete(st.byPrep, old.u.PreparedID)
-		}
+		st.forget(old)
 	}
 	return &r.u
+}
+
+// forget drops a retained update from the digest and the indexes; the caller has taken it
+// off the ring.
+func (st *state) forget(old *updateRec) {
+	delete(st.updates, old.u.UpdateID)
+	st.acc.sub(old.sum)
+	if st.byCommand[old.u.CommandID] == old {
+		delete(st.byCommand, old.u.CommandID)
+	}
+	if old.u.PreparedID != "" {
+		delete(st.byPrep, old.u.PreparedID)
+	}
 }
 
 // newUpdateRec returns a record holding a copy of u, in one allocation with the copy's
@@ -519,6 +537,7 @@ type recFIFO struct {
 
 func (f *recFIFO) push(r *updateRec) { f.items = append(f.items, r) }
 func (f *recFIFO) len() int          { return len(f.items) - f.head }
+func (f *recFIFO) peek() *updateRec  { return f.items[f.head] }
 func (f *recFIFO) pop() *updateRec {
 	r := f.items[f.head]
 	f.items[f.head] = nil

@@ -43,7 +43,10 @@ func newMachine(t *rapid.T) *machine {
 	m.faultRate = rapid.IntRange(0, 4).Draw(t, "faultRate")
 	m.wrongKeyRate = rapid.IntRange(0, 3).Draw(t, "wrongKeyRate")
 	m.cfg = testConfig(ProfileTestnet, m.clk)
+	// The model never forgets a command: no bound by count or by age (dedup_window_test.go
+	// covers the window).
 	m.cfg.Limits.MaxRetainedUpdates = 1 << 20
+	m.cfg.DedupWindow = -1
 	m.cfg.FaultPlan = FaultFunc(func(CallInfo) Fault { f := m.fault; m.fault = Fault{}; return f })
 	m.cfg.Recorder = func(in Input) { m.record(t, in) }
 	l, err := New(m.cfg)

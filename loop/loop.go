@@ -69,6 +69,13 @@ type Config struct {
 	// machine.Restore reads) as of input seq. It is called on a goroutine of its own, one
 	// at a time; a snapshot due while one is running is skipped.
 	Snapshot func(seq uint64, state []byte)
+	// SinceCheckpoint is how many inputs the journal already holds after the newest
+	// snapshot on disk (the records a restart replayed), and CheckpointBytes that
+	// snapshot's size (0 for none): the checkpoint schedule counts on from them, so a desk
+	// that restarts before a whole interval of inputs still checkpoints and snapshots, and
+	// the replay of the next start stays bounded by about one interval.
+	SinceCheckpoint int
+	CheckpointBytes int
 	// QueueSize bounds the requests waiting for the loop (default 4096).
 	QueueSize int
 	Logger    *slog.Logger
@@ -209,6 +216,7 @@ func New(cfg Config) (*Loop, error) {
 		}
 	}
 	l.durableTo = l.seq - 1
+	l.sinceCheckpoint, l.checkpointBytes = max(cfg.SinceCheckpoint, 0), max(cfg.CheckpointBytes, 0)
 	return l, nil
 }
 

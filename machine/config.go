@@ -87,6 +87,10 @@ type Config struct {
 	ExecuteWait time.Duration `json:"executeWait"`
 	// HistoryRetention bounds the retained history rows and trades per party.
 	HistoryRetention int `json:"historyRetention"`
+	// MaxPendingRegistrations caps the registrations pending at once, desk-wide
+	// (register/start answers 429 at the cap); 0, in a desk journaled before the cap, is
+	// no cap.
+	MaxPendingRegistrations int `json:"maxPendingRegistrations,omitempty"`
 
 	Instruments []Instrument `json:"instruments"`
 	FeeTiers    []FeeTier    `json:"feeTiers"`
@@ -115,6 +119,8 @@ func DefaultConfig() Config {
 		FaucetCooldown:       time.Hour,
 		ExecuteWait:          5 * time.Second,
 		HistoryRetention:     500,
+		// A new desk journals the cap with its genesis.
+		MaxPendingRegistrations: DefaultMaxPendingRegistrations,
 	}
 }
 
@@ -150,6 +156,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HistoryRetention < 1 || c.HistoryRetention > 100000 {
 		errs = append(errs, errors.New("history retention must be between 1 and 100000"))
+	}
+	if c.MaxPendingRegistrations < 0 {
+		errs = append(errs, errors.New("max_pending_registrations must not be negative"))
 	}
 	if c.Operator == "" || c.FeeParty == "" {
 		errs = append(errs, errors.New("operator and fee party must be set"))

@@ -124,6 +124,10 @@ func (a *applier) registerStart(c RegisterStart) {
 		a.refuse(badRequest("publicKey must be the 32-byte raw Ed25519 public key, base64"))
 		return
 	}
+	if a.d.registrationsFull() {
+		a.refuse(errRegistrationsFull(a.d.Cfg.MaxPendingRegistrations))
+		return
+	}
 	r := &Registration{
 		ID:          a.d.IDs.New(prefixRegistration),
 		State:       RegOnboarding,

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,10 @@ type LedgerSpec struct {
 	Catalog   []machine.Instrument     `json:"catalog"`
 	Reservoir map[string]money.Decimal `json:"reservoir,omitempty"`
 	House     []ledgeradapter.House    `json:"house,omitempty"`
+	// DedupWindow is the embedded ledger's deduplication window (0: the ledger's default,
+	// ledgersim.DefaultDedupWindow). The desk re-issues its in-flight ledger calls at
+	// every start and relies on the ledger to deduplicate them.
+	DedupWindow time.Duration `json:"dedupWindow,omitempty"`
 }
 
 // DefaultCheckpointEvery and DefaultCheckpointBytesPerInput are the default checkpoint
@@ -124,6 +129,10 @@ type Node struct {
 	ledgerFollower atomic.Pointer[ledgerFollower]
 	// LedgerSnapshots counts the ledger snapshots saved, by where they were encoded.
 	LedgerSnapshots LedgerSnapshotStats
+	// feeSweep consolidates the fee party's holdings (fee_sweep.go); sweepMu lets one
+	// sweep run at a time.
+	feeSweep *feeSweeper
+	sweepMu  sync.Mutex
 }
 
 // LedgerSnapshotStats counts ledger snapshots: encoded from the live ledger (every ledger
@@ -152,6 +161,8 @@ type Recovery struct {
 	LedgerInputs      uint64 // ledger records replayed (after the ledger snapshot)
 	Checkpoints       int    // checkpoints whose digest was verified
 	DigestMismatch    int    // checkpoints whose digest differed (a determinism bug)
+	// SnapshotBytes is the size of the desk snapshot restored, 0 for none.
+	SnapshotBytes int
 }
 
 // genesisRecord is the first record of each journal.
@@ -199,7 +210,7 @@ func Open(opts Options) (*Node, error) {
 	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: opts.Clock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: opts.FaultPlan, Sleep: opts.Sleep,
-		Recorder: n.recordLedger,
+		Recorder: n.recordLedger, DedupWindow: spec.DedupWindow,
 	})
 	if err != nil {
 		return nil, err
@@ -230,6 +241,9 @@ func Open(opts Options) (*Node, error) {
 		Desk: desk, Ledger: durableLedger{n}, Clock: opts.Clock, Sink: opts.Sink,
 		Workers: opts.Workers, Logger: opts.Logger, CheckpointEvery: opts.CheckpointEvery,
 		CheckpointBytesPerInput: bytesPerInput,
+		// Count from the snapshot on disk, not from this start (issue 18, F3).
+		SinceCheckpoint: int(min(n.Recovered.DeskInputs, 1<<31)),
+		CheckpointBytes: n.Recovered.SnapshotBytes,
 	}
 	if n.deskLog != nil {
 		lc.Journal = n.deskLog
@@ -247,6 +261,7 @@ func Open(opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
+	n.startFeeSweep()
 	ok = true
 	return n, nil
 }
@@ -303,6 +318,9 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 	journaled, err := readLedgerGenesis(n.ledgerLog)
 	if err != nil {
 		return spec, err
+	}
+	if journaled.DedupWindow == 0 && spec.DedupWindow == ledgersim.DefaultDedupWindow {
+		spec.DedupWindow = 0 // journaled before the window was: the same default
 	}
 	if !n.keepConfig {
 		if err := checkLedgerSpec(spec, journaled, n.drawnLedgerSeed); err != nil {
@@ -447,6 +465,7 @@ func (n *Node) saveSnapshot(seq uint64, state []byte) {
 // Close stops the loop (letting applied inputs become durable and their outputs leave)
 // and closes the journals.
 func (n *Node) Close(ctx context.Context) error {
+	n.stopFeeSweep()
 	err := n.Loop.Stop(ctx)
 	n.replaceLedgerFollower(nil)
 	n.closeLogs()

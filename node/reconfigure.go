@@ -59,6 +59,9 @@ func checkLedgerSpec(given, journaled LedgerSpec, seedDrawn bool) error {
 	if given.Network != journaled.Network {
 		refused = append(refused, fmt.Sprintf("network cannot change on a desk with data (%q in force, %q configured)", journaled.Network, given.Network))
 	}
+	if given.DedupWindow != journaled.DedupWindow {
+		refused = append(refused, fmt.Sprintf("ledger_dedup_window cannot change on a desk with data (%s in force, %s configured)", journaled.DedupWindow, given.DedupWindow))
+	}
 	if !seedDrawn && given.Seed != journaled.Seed {
 		refused = append(refused, fmt.Sprintf("seed cannot change on a desk with data (%d in force, %d configured)", journaled.Seed, given.Seed))
 	}

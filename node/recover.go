@@ -53,7 +53,7 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 			if desk, err = machine.Restore(data); err != nil {
 				return nil, rec, err
 			}
-			rec.SnapshotSeq, from = seq, seq+1
+			rec.SnapshotSeq, rec.SnapshotBytes, from = seq, len(data), seq+1
 		}
 	}
 	if desk == nil {

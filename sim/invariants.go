@@ -302,6 +302,9 @@ func (s *Sim) tradeSettled(p machine.TradeDTO) {
 	s.cov.hit(covTradeSettled)
 	u, ok := s.ledger.L.CommandResult(p.TradeID + ":settle")
 	t := s.desk.Trades[p.TradeID]
+	if ok {
+		s.settleTimes[p.TradeID] = u.RecordTime
+	}
 	switch {
 	case !ok:
 		s.failf(Safety, "trade %s settled at the desk but the ledger has no settle update", p.TradeID)
@@ -783,10 +786,15 @@ type ackWrite struct {
 	ID   string `json:"id"`
 }
 
-// ledgerForgot reports whether the ledger has made more updates than it retains, so that
-// the oldest are gone from its update and command indexes.
-func (s *Sim) ledgerForgot() bool {
-	return s.ledger.L.Offset() > int64(s.ledger.L.Config().Limits.MaxRetainedUpdates)
+// ledgerForgot reports whether the ledger may have forgotten an update recorded at at:
+// it has made more updates than it retains, so that the oldest are gone from its update
+// and command indexes, or its deduplication window has passed over it.
+func (s *Sim) ledgerForgot(at time.Time) bool {
+	cfg := s.ledger.L.Config()
+	if w := cfg.DedupWindow; w > 0 && !at.IsZero() && !cfg.Clock.Now().Before(at.Add(w)) {
+		return true
+	}
+	return s.ledger.L.Offset() > int64(cfg.Limits.MaxRetainedUpdates)
 }
 
 // finalChecks is the end of the liveness phase: everything reached a terminal state.
@@ -813,10 +821,18 @@ func (s *Sim) finalChecks() {
 			s.failf(Liveness, "trade %s still %s at the end (window %s)", id, t.State, t.WindowEnds.Format(time.RFC3339))
 			return
 		case machine.TradeSettled:
-			// The ledger keeps its latest MaxRetainedUpdates updates; once it has made more,
-			// an old trade's settle may be gone (tradeSettled checked it as it settled).
+			// The ledger keeps its latest MaxRetainedUpdates updates, for its deduplication
+			// window; past either an old trade's settle may be gone (tradeSettled checked it
+			// as it settled).
 			u, ok := s.ledger.L.CommandResult(id + ":settle")
-			if ok && u.UpdateID != t.UpdateID || !ok && !s.ledgerForgot() {
+			at, known := s.settleTimes[id]
+			if !known {
+				// A replay of a trace that starts from a snapshot never saw this trade
+				// settle: the desk's settling time is the nearest it has (a little later
+				// than the ledger's record time).
+				at = t.SettledAt
+			}
+			if ok && u.UpdateID != t.UpdateID || !ok && !s.ledgerForgot(at) {
 				s.failf(Safety, "settled trade %s has no matching settle on the ledger", id)
 				return
 			}

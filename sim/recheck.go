@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/ledgeradapter"
@@ -259,7 +260,7 @@ func replayShell(t *traceFile) (*Sim, error) {
 		deskLog: journal.NewMemLog(true), ledLog: journal.NewMemLog(true),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
 		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
-		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), replaying: true,
+		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), replaying: true, settleTimes: map[string]time.Time{},
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	// The desk: its snapshot, or genesis.
 	switch {

@@ -96,6 +96,10 @@ type Sim struct {
 	settlements map[string]string // settlement id → update id of its settle
 	trackUndo   []trackUndo       // changes to the three since the ledger journal's last sync
 
+	// settleTimes is the record time of each settled trade's settle, for telling at the
+	// end whether the ledger's deduplication window has passed over it.
+	settleTimes map[string]time.Time
+
 	dirtyDesk, dirtyLedger bool
 	ledgerSteps            uint64 // steps that changed the ledger
 	checkTurn              uint64 // whose reads checkDesk looks at
@@ -158,7 +162,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		rng: rand.New(rand.NewPCG(sub(), sub())), frng: rand.New(rand.NewPCG(sub(), sub())),
 		deskLog: journal.NewMemLog(false), ledLog: journal.NewMemLog(false),
 		resultsInFlight: map[string]bool{}, waiting: map[uint64]*request{}, byParty: map[string]*actor{},
-		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{},
+		makerHints: map[string]bool{}, lost: map[string]bool{}, accepting: map[string]bool{}, effects: map[string]string{}, settleTimes: map[string]time.Time{},
 		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(), failedTrades: map[string]bool{},
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))

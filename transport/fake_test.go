@@ -98,6 +98,21 @@ func (d *fakeDesk) calls() int {
 	return len(d.cmds) + len(d.reads) + len(d.opened)
 }
 
+// beyondAuth counts the calls that reached the desk other than the authentication a
+// refusal on a keyed route asks first (authfirst.go): a refused request must cause nothing
+// else.
+func (d *fakeDesk) beyondAuth() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.cmds) + len(d.opened)
+	for _, r := range d.reads {
+		if r.q != authQuery {
+			n++
+		}
+	}
+	return n
+}
+
 var errDeskDown = errors.New("desk stopped")
 
 // testServer starts a Server for d on 127.0.0.1.

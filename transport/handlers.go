@@ -92,9 +92,10 @@ func checks(errs ...*wireError) *wireError {
 	return nil
 }
 
-// rateLimited applies a per-IP limit; true when it has answered 429.
+// rateLimited applies a per-IP limit (an IPv6 source counted by its /64); true when it
+// has answered 429.
 func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request, l *ipLimiter) bool {
-	ok, wait := l.allow(clientIP(r))
+	ok, wait := l.allow(limitKey(clientIP(r)))
 	if ok {
 		return false
 	}

@@ -207,7 +207,7 @@ func TestBadRequests(t *testing.T) {
 				t.Fatalf("status %d, want 400; body %s", res.status, res.body)
 			}
 			assertErrorBody(t, res, "")
-			if n := d.calls(); n != 0 {
+			if n := d.beyondAuth(); n != 0 {
 				t.Errorf("the desk was called %d times", n)
 			}
 		})
@@ -275,7 +275,7 @@ func TestLimit(t *testing.T) {
 					t.Fatalf("status %d, want 400", res.status)
 				}
 				assertErrorBody(t, res, "")
-				if d.calls() != 0 {
+				if d.beyondAuth() != 0 {
 					t.Error("the desk was called")
 				}
 			})
@@ -298,7 +298,7 @@ func TestBodyTooLarge(t *testing.T) {
 			t.Fatalf("%s: status %d, want 413", tc.path, res.status)
 		}
 		assertErrorBody(t, res, "")
-		if d.calls() != 0 {
+		if d.beyondAuth() != 0 {
 			t.Error("the desk was called")
 		}
 	}

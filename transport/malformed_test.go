@@ -111,7 +111,7 @@ func TestMalformedBodiesNeverReachTheDesk(t *testing.T) {
 	d := newFakeDesk()
 	h := New(Options{Desk: d, PerIPPerMinute: 1 << 30}).Handler()
 	post := func(t interface{ Fatalf(string, ...any) }, c malformedCase) {
-		before := d.calls()
+		before := d.beyondAuth()
 		req := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(c.body))
 		req.Header.Set("X-API-Key", testKey)
 		rec := httptest.NewRecorder()
@@ -119,7 +119,7 @@ func TestMalformedBodiesNeverReachTheDesk(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("POST %s %q: status %d %s, want 400", c.path, c.body, rec.Code, rec.Body)
 		}
-		if d.calls() != before {
+		if d.beyondAuth() != before {
 			t.Fatalf("POST %s %q: answered 400 but the desk got the command", c.path, c.body)
 		}
 	}

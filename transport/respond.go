@@ -43,8 +43,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 	s.writeJSON(w, r, status, errorBody{Error: msg, Code: code})
 }
 
-// writeWire writes a refusal of the transport's own checks.
+// writeWire writes a refusal of the transport's own checks; on a keyed route an unknown
+// key is answered 401 instead (authfirst.go).
 func (s *Server) writeWire(w http.ResponseWriter, r *http.Request, e *wireError) {
+	if s.refusedKey(w, r) {
+		return
+	}
 	s.writeError(w, r, e.status, "", e.msg)
 }
 
@@ -86,6 +90,7 @@ type statusWriter struct {
 	status    int
 	route     string
 	requestID string
+	keyHash   string // the caller's key hash on a keyed route (authfirst.go)
 	hijacked  bool
 }
 

@@ -308,7 +308,8 @@ func (s *Server) buildRouter() *httprouter.Router {
 }
 
 // wrap names the route for the counters and checks the API key where required: a missing
-// key is 401 without a desk call; an unknown one is the desk's 401.
+// key is 401 without a desk call; an unknown one is the desk's 401, before any refusal of
+// the request's contents (authfirst.go).
 func (s *Server) wrap(rte route) httprouter.Handle {
 	name := rte.method + " " + rte.path
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -321,6 +322,7 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 				return
 			}
 			keyHash = HashKey(key)
+			setKeyHash(w, keyHash)
 		}
 		rte.handler(w, r, ps, keyHash)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
@@ -108,6 +109,11 @@ type fileConfig struct {
 	Instruments          []instrumentConfig `toml:"instrument"`
 	FeeTiers             []feeTierConfig    `toml:"fee_tier"`
 	House                []houseConfig      `toml:"house"`
+
+	// MaxPendingRegistrations caps the registrations pending at once, desk-wide.
+	MaxPendingRegistrations int `toml:"max_pending_registrations"`
+	// LedgerDedupWindow is the embedded ledger's deduplication window.
+	LedgerDedupWindow duration `toml:"ledger_dedup_window"`
 }
 
 // defaultConfig is the embedded default: the testnet profile with a small catalog.
@@ -147,6 +153,8 @@ func defaultConfig() fileConfig {
 				"cbtc": money.MustParse("10"), "ceth": money.MustParse("300"),
 			},
 		}},
+		MaxPendingRegistrations: machine.DefaultMaxPendingRegistrations,
+		LedgerDedupWindow:       duration(ledgersim.DefaultDedupWindow),
 	}
 }
 
@@ -251,6 +259,10 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 	m.ChallengeLifetime, m.ClosedRetention = time.Duration(c.ChallengeLifetime), time.Duration(c.ClosedRetention)
 	m.MinTTL, m.MaxTTL = time.Duration(c.MinTTL), time.Duration(c.MaxTTL)
 	m.FaucetCooldown = time.Duration(c.FaucetCooldown)
+	if c.MaxPendingRegistrations < 1 {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("max_pending_registrations must be at least 1, got %d", c.MaxPendingRegistrations)
+	}
+	m.MaxPendingRegistrations = c.MaxPendingRegistrations
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		sym := strings.ToLower(in.Symbol)
@@ -273,6 +285,10 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 		return machine.Config{}, node.LedgerSpec{}, err
 	}
 	spec := node.LedgerSpec{Network: network, Seed: seed, Catalog: m.Instruments, Reservoir: reservoir, House: house}
+	if spec.DedupWindow = time.Duration(c.LedgerDedupWindow); spec.DedupWindow < ledgersim.DefaultPreparedLifetime {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("ledger_dedup_window must be at least %s (a prepared transaction's lifetime), got %s",
+			ledgersim.DefaultPreparedLifetime, spec.DedupWindow)
+	}
 	// Parties come from the ledger's genesis; check everything else now, with placeholders.
 	check := m
 	check.Operator, check.FeeParty = "operator", "fees"

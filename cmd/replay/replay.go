@@ -97,7 +97,7 @@ func replayLedger(log journal.Log, upto uint64) (ledgerReplay, error) {
 	}
 	adapter, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: ledgersim.NewManualClock(time.Time{}),
-		Catalog: spec.Catalog, Reservoir: spec.Reservoir, House: spec.House,
+		Catalog: spec.Catalog, Reservoir: spec.Reservoir, House: spec.House, DedupWindow: spec.DedupWindow,
 	})
 	if err != nil {
 		return r, fmt.Errorf("rebuild the ledger genesis: %w", err)

@@ -1,0 +1,138 @@
+package ledgersim
+
+import (
+	"crypto/ed25519"
+	"testing"
+	"time"
+)
+
+// newEnvWith is newEnv with the configuration adjusted by tune.
+func newEnvWith(t testing.TB, tune func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, clk: NewManualClock(t0), keys: map[string]ed25519.PrivateKey{}}
+	cfg := testConfig(ProfileTestnet, e.clk)
+	tune(&cfg)
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.l = l
+	e.op, _ = l.InternalParty("operator")
+	e.res, _ = l.InternalParty("reservoir")
+	e.house, _ = l.InternalParty("house")
+	return e
+}
+
+// TestDedupWindow: a command re-issued within the window gets its first update back and
+// takes no effect again, through the window's last instant; once the window has passed,
+// the update is forgotten (bounded by age), and the deduplication it gave with it.
+func TestDedupWindow(t *testing.T) {
+	const window = 40 * time.Minute
+	e := newEnvWith(t, func(c *Config) { c.DedupWindow = window })
+	send := func() (Update, error) {
+		return e.l.Submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("5")}, "once")
+	}
+	first, err := send()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(window - time.Nanosecond)
+	again, err := send()
+	if err != nil || again.UpdateID != first.UpdateID {
+		t.Fatalf("re-issued within the window: update %s, %v; want %s again", again.UpdateID, err, first.UpdateID)
+	}
+	if _, err := e.l.Update(first.UpdateID); err != nil {
+		t.Fatalf("the update is not retained within the window: %v", err)
+	}
+	e.clk.Advance(time.Nanosecond)
+	// Any recorded input applies the passage of time.
+	e.must(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")})
+	if _, ok := e.l.CommandResult("once"); ok {
+		t.Error("the command is still retained past the window")
+	}
+	if _, err := e.l.Update(first.UpdateID); err == nil {
+		t.Error("the update is still retained past the window")
+	}
+	if n := e.l.DedupShortened(); n != 0 {
+		t.Errorf("DedupShortened %d, want 0", n)
+	}
+	e.check()
+}
+
+// TestDedupWindowBoundsRetention: under a steady rate the retained updates stop growing
+// once the window is full (bounded by age, far below the count bound), and a snapshot
+// restored from them is the same ledger.
+func TestDedupWindowBoundsRetention(t *testing.T) {
+	e := newEnvWith(t, func(c *Config) { c.DedupWindow = 10 * time.Minute })
+	retained := func() int {
+		e.l.mu.RLock()
+		defer e.l.mu.RUnlock()
+		return e.l.st.updRing.len()
+	}
+	var sizes []int
+	for minute := range 40 {
+		for range 6 { // 6 updates a minute: 60 fill the window
+			e.must(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")})
+			e.clk.Advance(10 * time.Second)
+		}
+		if minute%10 == 9 {
+			sizes = append(sizes, retained())
+		}
+	}
+	for _, n := range sizes {
+		if n > 61 {
+			t.Errorf("retained updates by the tens of minutes %v: more than a window's 60", sizes)
+			break
+		}
+	}
+	e.check()
+}
+
+// TestCountBoundShortensWindow: past Limits.MaxRetainedUpdates within the window, the
+// oldest are forgotten anyway and counted.
+func TestCountBoundShortensWindow(t *testing.T) {
+	e := newEnvWith(t, func(c *Config) { c.Limits.MaxRetainedUpdates = 5 })
+	for range 8 {
+		e.must(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")})
+	}
+	if n := e.l.DedupShortened(); n != 3 {
+		t.Errorf("DedupShortened %d, want 3", n)
+	}
+}
+
+// TestDedupWindowConfig: the default window, one at least as long as a prepared
+// transaction's lifetime, and none.
+func TestDedupWindowConfig(t *testing.T) {
+	clk := NewManualClock(t0)
+	for _, tc := range []struct {
+		name     string
+		window   time.Duration
+		prepared time.Duration
+		want     time.Duration
+		wantErr  bool
+	}{
+		{"default", 0, 0, DefaultDedupWindow, false},
+		{"default covers long prepared lifetimes", 0, time.Hour, 3 * time.Hour, false},
+		{"explicit", 2 * time.Hour, 0, 2 * time.Hour, false},
+		{"none", -1, 0, -1, false},
+		{"shorter than a prepared lifetime", 5 * time.Minute, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(ProfileTestnet, clk)
+			cfg.DedupWindow, cfg.PreparedLifetime = tc.window, tc.prepared
+			got, err := cfg.normalize()
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DedupWindow != tc.want {
+				t.Errorf("window %s, want %s", got.DedupWindow, tc.want)
+			}
+		})
+	}
+}
