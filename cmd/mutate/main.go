@@ -29,9 +29,17 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/deskco/rfqdesk/internal/buildinfo"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if buildinfo.Requested(os.Args[1:]) {
+		fmt.Println(buildinfo.Read().Line("mutate"))
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // budget is what each mutant gets.
 type budget struct {
