@@ -204,6 +204,7 @@ func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
 		}
 		rep := machine.Read(s.desk, s.now, keyHash, q)
 		s.checkRead(a, party, rep)
+		s.modelRead(s.now, keyHash, q, rep)
 		send := func() { s.after(s.netLatency(), func() { r.deliver(rep) }) }
 		if len(s.held) == 0 {
 			send()

@@ -108,6 +108,7 @@ type Sim struct {
 	accepting   map[string]bool // checkDesk's scratch: trades whose accept waits
 	steps       uint64
 	failure     *Failure
+	model       *lockstep // the reference model of the contract, nil when turned off
 	stats       Stats
 	cov         coverage
 	progress    func(Progress)
@@ -204,6 +205,9 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 	cfg.FaucetCooldown = 10 * time.Minute
 	parties.Apply(&cfg)
 	s.cfg = cfg
+	if s.model, err = newLockstep(s.k, cfg); err != nil {
+		return err
+	}
 	rec, err = node.EncodeDeskGenesis(cfg)
 	if err != nil {
 		return err
@@ -353,6 +357,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 		return seq
 	}
 	s.observeAfter(env, out, obs)
+	s.modelApply(env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})
 	s.dirtyDesk = true
@@ -477,6 +482,7 @@ func (s *Sim) syncDesk() {
 	} else {
 		s.deskLog.Sync()
 	}
+	s.modelSynced()
 	s.stats.DeskSyncs++
 	held := s.held
 	s.held = nil
@@ -746,6 +752,7 @@ func (s *Sim) crash() {
 	s.epoch++
 	s.deskLog.Crash()
 	s.ledLog.Crash()
+	s.modelCrashed()
 	s.held, s.ledgerWaiters = nil, nil
 	if s.markSeq != 0 {
 		s.cov.hit(covMarkUnanswered)

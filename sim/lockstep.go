@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/sim/model"
+)
+
+// lockstep runs the reference model of the contract (sim/model) beside the desk: every
+// input the desk applies is fed to it with the desk's outputs, and every read with its
+// answer. A divergence is a Safety failure in the contract's terms.
+//
+// A crash rolls the desk back to its durable point; the model rolls back the same way: it
+// keeps a second model at the durable point (durable), to which the inputs made durable
+// by each journal sync are applied, and a crash restarts from a copy of it.
+type lockstep struct {
+	live    *model.Model
+	durable *model.Model
+	pending []lockstepInput // applied to live, not yet durable
+}
+
+type lockstepInput struct {
+	env machine.Envelope
+	out machine.Outputs
+}
+
+// newLockstep builds the model at the desk's genesis configuration; nil when the knobs
+// turn it off.
+func newLockstep(k Knobs, cfg machine.Config) (*lockstep, error) {
+	if k.NoModel {
+		return nil, nil
+	}
+	live, err := model.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	durable, err := model.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &lockstep{live: live, durable: durable}, nil
+}
+
+// modelApply feeds the model one applied input.
+func (s *Sim) modelApply(env machine.Envelope, out machine.Outputs) {
+	l := s.model
+	if l == nil {
+		return
+	}
+	if err := l.live.Apply(env, out); err != nil {
+		s.failf(Safety, "%v", err)
+		return
+	}
+	l.pending = append(l.pending, lockstepInput{env: env, out: out})
+}
+
+// modelSynced moves the durable model up to the journal's durable point.
+func (s *Sim) modelSynced() {
+	l := s.model
+	if l == nil {
+		return
+	}
+	for _, in := range l.pending {
+		// The live model judged these already; the durable copy only follows.
+		_ = l.durable.Apply(in.env, in.out)
+	}
+	l.pending = l.pending[:0]
+}
+
+// modelCrashed rolls the model back to the durable point, as the crash does the desk.
+func (s *Sim) modelCrashed() {
+	l := s.model
+	if l == nil {
+		return
+	}
+	l.pending = l.pending[:0]
+	l.live = l.durable.Clone()
+}
+
+// modelRead judges a read's answer.
+func (s *Sim) modelRead(at time.Time, keyHash string, q machine.Query, rep machine.Reply) {
+	if s.model == nil {
+		return
+	}
+	if err := s.model.live.Read(at, keyHash, q, rep); err != nil {
+		s.failf(Safety, "%v", err)
+	}
+}
