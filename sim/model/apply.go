@@ -25,7 +25,7 @@ type step struct {
 	answered  bool
 
 	// what this input did, for judging its events
-	cancelled  map[string]bool // RFQs cancelled by this input
+	cancelled  map[string]bool   // RFQs cancelled by this input
 	filled     map[string]string // RFQ → winning quote, by trade.settled in this input
 	failedRFQ  map[string]bool   // RFQs whose trade failed in this input
 	expiredRFQ map[string]bool   // RFQs expired in this input
@@ -34,10 +34,10 @@ type step struct {
 	recorded   map[string]bool   // quotes recorded by a reply in this input
 	undone     map[string]bool   // RFQs whose pending accept was undone in this input
 
-	execPending *Request            // a tx.execute that may be answered now or later
-	createdRFQ  string              // the RFQ created by this input
-	rfqFrames   map[string]map[string]int // RFQ → recipient → rfq.created/closed/expired frames
-	expiredTo   map[string]map[string]bool // RFQ → parties that got rfq.expired so far
+	execPending *Request                     // a tx.execute that may be answered now or later
+	createdRFQ  string                       // the RFQ created by this input
+	rfqFrames   map[string]map[string]int    // RFQ → recipient → rfq.created/closed/expired frames
+	expiredTo   map[string]map[string]bool   // RFQ → parties that got rfq.expired so far
 	statusTo    map[string]map[string]string // quote → recipient → status sent
 	history     map[string]map[string]bool   // RFQ → history kinds recorded for its taker
 	settledTo   map[string]map[string]bool   // trade → recipients of trade.settled

@@ -182,7 +182,9 @@ func (s *step) registerComplete(c machine.RegisterComplete) {
 	}
 }
 
-func validSigs(pub []byte, sigs [][]byte) bool { return len(sigs) > 0 && len(pub) == ed25519.PublicKeySize }
+func validSigs(pub []byte, sigs [][]byte) bool {
+	return len(sigs) > 0 && len(pub) == ed25519.PublicKeySize
+}
 
 func (s *step) challenge(c machine.ChallengeRequest) {
 	p := s.m.party(c.PartyID)

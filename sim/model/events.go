@@ -332,7 +332,9 @@ func (s *step) expireRFQ(r *RFQ) bool {
 	return true
 }
 
-func (s *step) anchoredNow(q string) bool { return s.statusTo[q] != nil && s.statusTo[q]["anchored"] != "" }
+func (s *step) anchoredNow(q string) bool {
+	return s.statusTo[q] != nil && s.statusTo[q]["anchored"] != ""
+}
 
 func (s *step) anchored(e machine.Event, to *Party) {
 	m := s.m

@@ -93,7 +93,7 @@ type RFQ struct {
 	FeeBps    int       `json:"feeBps"`
 	Open      bool      `json:"open"`
 	ClosedAt  time.Time `json:"closedAt"`
-	Quotes    []string  `json:"quotes"` // recorded quotes, oldest first
+	Quotes    []string  `json:"quotes"`    // recorded quotes, oldest first
 	Settling  string    `json:"settling"`  // the trade settling on it, once its accept was answered
 	Accepting uint64    `json:"accepting"` // the accept request waiting on the ledger
 	// Forget is when the desk forgets the closed RFQ: its ten minutes of readability,
