@@ -15,6 +15,7 @@ import (
 // keeps a second model at the durable point (durable), to which the inputs made durable
 // by each journal sync are applied, and a crash restarts from a copy of it.
 type lockstep struct {
+	turn    int // which audit query comes next
 	live    *model.Model
 	durable *model.Model
 	pending []lockstepInput // applied to live, not yet durable
@@ -78,12 +79,40 @@ func (s *Sim) modelCrashed() {
 	l.live = l.durable.Clone()
 }
 
-// modelRead judges a read's answer.
+// modelRead judges a read's answer, then audits one more read of the same caller.
 func (s *Sim) modelRead(at time.Time, keyHash string, q machine.Query, rep machine.Reply) {
 	if s.model == nil {
 		return
 	}
 	if err := s.model.live.Read(at, keyHash, q, rep); err != nil {
 		s.failf(Safety, "%v", err)
+		return
+	}
+	s.modelAudit(at, keyHash)
+}
+
+// auditQueries are the reads the actors rarely make themselves; one of them, in turn,
+// follows each actor's read, answered by the desk and judged by the model without
+// reaching the actor (a read changes nothing, so the run is the same with it or without).
+var auditQueries = []machine.Query{
+	machine.QMakerStatus{}, machine.QTrades{}, machine.QRfqHistory{}, machine.QBalances{},
+	machine.QTxPending{}, machine.QMakerTrades{Limit: 1}, machine.QRfqMine{}, machine.QRfqIncoming{},
+	machine.QDesk{}, machine.QConfig{}, machine.QInstruments{}, machine.QTrades{Limit: 500},
+}
+
+func (s *Sim) modelAudit(at time.Time, keyHash string) {
+	l := s.model
+	q := auditQueries[l.turn%len(auditQueries)]
+	l.turn++
+	if _, ok := q.(machine.QBalances); ok {
+		party, ok := s.desk.Caller(keyHash)
+		if !ok {
+			return
+		}
+		q = machine.QBalances{Holdings: s.ledger.Holdings(party)}
+	}
+	rep := machine.Read(s.desk, at, keyHash, q)
+	if err := l.live.Read(at, keyHash, q, rep); err != nil {
+		s.failf(Safety, "%v (an audit read)", err)
 	}
 }
