@@ -63,8 +63,12 @@ func (s *Sim) modelSynced() {
 		return
 	}
 	for _, in := range l.pending {
-		// The live model judged these already; the durable copy only follows.
-		_ = l.durable.Apply(in.env, in.out)
+		// The live model judged these already and passed them: the durable copy, in the
+		// same state, must pass them too, or the model itself is not deterministic.
+		if err := l.durable.Apply(in.env, in.out); err != nil {
+			s.failf(Safety, "the model's durable copy judged input %d otherwise than the live model (a nondeterministic model): %v", in.env.Seq, err)
+			return
+		}
 	}
 	l.pending = l.pending[:0]
 }

@@ -34,7 +34,10 @@ type step struct {
 	recorded   map[string]bool   // quotes recorded by a reply in this input
 	undone     map[string]bool   // RFQs whose pending accept was undone in this input
 
-	execPending *Request                     // a tx.execute that may be answered now or later
+	// asyncOr, with async, is what an answer given at once may be: the contract allows it
+	// when a race is in flight (the comment at each use says which).
+	asyncOr     *expect
+	failedTrade map[string]string            // RFQ → the trade on it that failed in this input
 	createdRFQ  string                       // the RFQ created by this input
 	rfqFrames   map[string]map[string]int    // RFQ → recipient → rfq.created/closed/expired frames
 	expiredTo   map[string]map[string]bool   // RFQ → parties that got rfq.expired so far
@@ -96,7 +99,7 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 		expiredRFQ: map[string]bool{}, revoking: map[string]bool{}, statusSent: map[string]bool{},
 		recorded: map[string]bool{}, undone: map[string]bool{},
 		rfqFrames: map[string]map[string]int{}, expiredTo: map[string]map[string]bool{},
-		statusTo: map[string]map[string]string{}, history: map[string]map[string]bool{}, settledTo: map[string]map[string]bool{},
+		statusTo: map[string]map[string]string{}, history: map[string]map[string]bool{}, failedTrade: map[string]string{}, settledTo: map[string]map[string]bool{},
 	}
 	switch in := env.Input.(type) {
 	case machine.Tick, machine.LedgerResult, machine.CheckpointMark, machine.CheckpointDigest, machine.Checkpoint:
@@ -140,6 +143,14 @@ func (s *step) replies() {
 				return
 			}
 			s.answered = true
+			if s.async && s.asyncOr != nil {
+				if r := s.m.st.Reqs[rep.Seq]; r != nil && r.Kind == "withdraw" {
+					delete(s.m.st.Withdraws, r.Party+"|"+r.Symbol)
+				}
+				delete(s.m.st.Reqs, rep.Seq)
+				s.judge(s.asyncOr, rep)
+				continue
+			}
 			if s.async {
 				// The model decided this command passes every check the desk makes from its
 				// own state: its answer needs the ledger, so it cannot come with the input.

@@ -623,6 +623,11 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 	}
 	m.st.Withdraws[key] = s.env.Seq
 	s.wait(&Request{Kind: "withdraw", Party: p.ID, Symbol: in.Symbol})
+	if m.acceptingIn(p.ID, in.Symbol) {
+		// An accept in the instrument is with the ledger: its trade may already count as
+		// settling, so DECISIONS' 409 RETRY_LATER is allowed as well as the withdrawal.
+		s.asyncOr = one(409, machine.CodeRetryLater)
+	}
 }
 
 // withdrawalAwaiting reports a transfer-out action of the party in the instrument, or one
@@ -631,6 +636,25 @@ func (m *Model) withdrawalAwaiting(party, sym string) bool {
 	for _, x := range m.st.Actions {
 		if x.Party == party && x.Purpose == "transfer-out" && (x.Symbol == sym || x.Symbol == "") {
 			return true
+		}
+	}
+	return false
+}
+
+// acceptingIn reports whether an accept of a quote of the party (as taker or maker) in the
+// instrument waits on the ledger.
+func (m *Model) acceptingIn(party, sym string) bool {
+	for _, r := range m.st.RFQs {
+		if r.Accepting == 0 || (r.Base != sym && r.Quote != sym) {
+			continue
+		}
+		if r.Taker == party {
+			return true
+		}
+		if req := m.st.Reqs[r.Accepting]; req != nil {
+			if q := m.st.Quotes[req.Quote]; q != nil && q.Maker == party {
+				return true
+			}
 		}
 	}
 	return false

@@ -264,6 +264,7 @@ func (s *step) events() {
 				if r := m.st.RFQs[t.RFQ]; r != nil {
 					r.Settling = ""
 					s.failedRFQ[r.ID] = true
+					s.failedTrade[r.ID] = t.ID
 				}
 				if q := m.st.Quotes[t.Quote]; q != nil {
 					q.Settling = false
@@ -509,7 +510,7 @@ func (s *step) historyRecorded(e machine.Event, to *Party) {
 	}
 	h := m.historyRow(r, d.ID, kind, s.at)
 	if kind == "failed" {
-		if t := m.st.Trades[r.settlingFailed(m)]; t != nil {
+		if t := m.st.Trades[s.failedTrade[r.ID]]; t != nil {
 			h.Maker = m.hintOf(t.Maker)
 		}
 	}
@@ -519,16 +520,6 @@ func (s *step) historyRecorded(e machine.Event, to *Party) {
 	}
 	got[kind] = true
 	to.History = appendBounded(to.History, h, m.st.Cfg.HistoryRetention)
-}
-
-// settlingFailed finds the trade on the RFQ that failed most recently.
-func (r *RFQ) settlingFailed(m *Model) string {
-	for id, t := range m.st.Trades {
-		if t.RFQ == r.ID && t.Status == "failed" {
-			return id
-		}
-	}
-	return ""
 }
 
 // historyRow is the row the contract determines: the count of quotes the taker saw, the
