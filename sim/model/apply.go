@@ -241,13 +241,22 @@ func (s *step) boot() {
 		if r.Kind == "withdraw" {
 			delete(m.st.Withdraws, r.Party+"|"+r.Symbol)
 		}
+		if r.Kind == "register.complete" && r.NewKeyHash != "" {
+			m.st.MaybeKeys[r.NewKeyHash] = r.Registration
+		}
 		delete(m.st.Reqs, seq)
 	}
 }
 
 func (s *step) socketOpened(in machine.SocketOpened) {
 	m := s.m
-	p := m.byKey(in.KeyHash)
+	refused := false
+	for _, c := range s.out.Closes {
+		if c.Socket == in.Socket && c.Code == machine.CloseUnauthorized {
+			refused = true
+		}
+	}
+	p := m.resolve(in.KeyHash, !refused)
 	s.what = fmt.Sprintf("stream socket %d opened", in.Socket)
 	if p == nil {
 		// SPEC, Authentication 7: a missing or unknown key closes with 4401.

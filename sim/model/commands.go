@@ -59,7 +59,13 @@ func (s *step) command(in machine.Input) bool {
 	default:
 		return false
 	}
-	p := m.byKey(keyHash)
+	accepted := true
+	for _, rep := range s.out.Replies {
+		if rep.Seq == s.env.Seq && rep.Status == 401 {
+			accepted = false
+		}
+	}
+	p := m.resolve(keyHash, accepted)
 	if p == nil {
 		s.what += " with an unknown key"
 		s.immediate = one(401, "") // SPEC, Authentication 3: authenticate first

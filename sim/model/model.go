@@ -189,6 +189,10 @@ type state struct {
 	Actions    map[string]*Action       `json:"actions"`
 	Reqs       map[uint64]*Request      `json:"reqs"`
 	Withdraws  map[string]uint64        `json:"withdraws"` // party|symbol → the withdraw request preparing it
+	// MaybeKeys are the new keys of register/complete requests a restart orphaned: the
+	// desk carries the registration on without an answer, so the key may start working at
+	// any time. Key hash → registration id; the first answer that accepts it confirms it.
+	MaybeKeys map[string]string `json:"maybeKeys"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -208,6 +212,7 @@ func New(cfg machine.Config) (*Model, error) {
 		Sockets: map[uint64]*Socket{}, Regs: map[string]*Registration{}, Challenges: map[string]*Challenge{},
 		RFQs: map[string]*RFQ{}, Quotes: map[string]*Quote{}, Trades: map[string]*Trade{},
 		Actions: map[string]*Action{}, Reqs: map[uint64]*Request{}, Withdraws: map[string]uint64{},
+		MaybeKeys: map[string]string{},
 	}}
 	if err := m.init(); err != nil {
 		return nil, err
@@ -289,6 +294,9 @@ func Restore(b []byte) (*Model, error) {
 			return nil, fmt.Errorf("model: decode: state lacks its tables")
 		}
 	}
+	if m.st.MaybeKeys == nil {
+		m.st.MaybeKeys = map[string]string{}
+	}
 	if err := m.init(); err != nil {
 		return nil, err
 	}
@@ -304,6 +312,29 @@ func (m *Model) byKey(keyHash string) *Party {
 		return nil
 	}
 	return m.st.Parties[m.st.Keys[keyHash]]
+}
+
+// resolve is byKey for an answer that shows whether the desk took the key (accepted):
+// a key of an orphaned registration becomes its party's once the desk accepts it.
+func (m *Model) resolve(keyHash string, accepted bool) *Party {
+	if p := m.byKey(keyHash); p != nil || !accepted {
+		return p
+	}
+	regID, ok := m.st.MaybeKeys[keyHash]
+	if !ok {
+		return nil
+	}
+	reg := m.st.Regs[regID]
+	if reg == nil {
+		return nil
+	}
+	delete(m.st.MaybeKeys, keyHash)
+	reg.Completed = true
+	p := &Party{ID: reg.PartyID, Hint: reg.Hint, PublicKey: reg.PublicKey, Keys: map[string]bool{keyHash: true}}
+	m.st.Parties[p.ID] = p
+	m.st.Hints[p.Hint] = p.ID
+	m.st.Keys[keyHash] = p.ID
+	return p
 }
 
 func (m *Model) hintOf(id string) string {

@@ -26,7 +26,7 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 	fail := func(format string, args ...any) error {
 		return &Divergence{At: at, What: what, Msg: fmt.Sprintf(format, args...)}
 	}
-	p := m.byKey(keyHash)
+	p := m.resolve(keyHash, rep.Status != 401)
 	if p == nil {
 		if rep.Status != 401 {
 			return fail("a read with an unknown key answered %s; the contract says 401", replyText(rep))
