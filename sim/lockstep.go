@@ -11,15 +11,22 @@ import (
 // input the desk applies is fed to it with the desk's outputs, and every read with its
 // answer. A divergence is a Safety failure in the contract's terms.
 //
-// A crash rolls the desk back to its durable point; the model rolls back the same way: it
-// keeps a second model at the durable point (durable), to which the inputs made durable
-// by each journal sync are applied, and a crash restarts from a copy of it.
+// A crash rolls the desk back to its durable point; the model rolls back the same way. It
+// keeps a copy of itself taken at a durable point (base) and the inputs made durable since
+// (log); a crash rebuilds the model at the durable point from the two, as the desk's
+// recovery replays its journal from a snapshot. Right after a journal sync the live model
+// is at the durable point, so the copy is renewed then, once the log grows past
+// lockstepLogMax inputs: a copy costs the model's state, a log entry nothing but memory.
 type lockstep struct {
 	turn    int // which audit query comes next
 	live    *model.Model
-	durable *model.Model
+	base    *model.Model
+	log     []lockstepInput // durable since base
 	pending []lockstepInput // applied to live, not yet durable
 }
+
+// lockstepLogMax bounds the log of durable inputs before the copy is renewed.
+const lockstepLogMax = 4096
 
 type lockstepInput struct {
 	env machine.Envelope
@@ -36,11 +43,7 @@ func newLockstep(k Knobs, cfg machine.Config) (*lockstep, error) {
 	if err != nil {
 		return nil, err
 	}
-	durable, err := model.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &lockstep{live: live, durable: durable}, nil
+	return &lockstep{live: live, base: live.Clone()}, nil
 }
 
 // modelApply feeds the model one applied input.
@@ -56,21 +59,17 @@ func (s *Sim) modelApply(env machine.Envelope, out machine.Outputs) {
 	l.pending = append(l.pending, lockstepInput{env: env, out: out})
 }
 
-// modelSynced moves the durable model up to the journal's durable point.
+// modelSynced moves the durable point up to the journal's: what was pending is durable.
 func (s *Sim) modelSynced() {
 	l := s.model
 	if l == nil {
 		return
 	}
-	for _, in := range l.pending {
-		// The live model judged these already and passed them: the durable copy, in the
-		// same state, must pass them too, or the model itself is not deterministic.
-		if err := l.durable.Apply(in.env, in.out); err != nil {
-			s.failf(Safety, "the model's durable copy judged input %d otherwise than the live model (a nondeterministic model): %v", in.env.Seq, err)
-			return
-		}
-	}
+	l.log = append(l.log, l.pending...)
 	l.pending = l.pending[:0]
+	if len(l.log) > lockstepLogMax {
+		l.base, l.log = l.live.Clone(), nil
+	}
 }
 
 // modelCrashed rolls the model back to the durable point, as the crash does the desk.
@@ -80,7 +79,16 @@ func (s *Sim) modelCrashed() {
 		return
 	}
 	l.pending = l.pending[:0]
-	l.live = l.durable.Clone()
+	m := l.base.Clone()
+	for _, in := range l.log {
+		// The live model judged these already and passed them: the copy, in the same
+		// state, must pass them too, or the model itself is not deterministic.
+		if err := m.Apply(in.env, in.out); err != nil {
+			s.failf(Safety, "the model rebuilt at the durable point judged input %d otherwise than before (a nondeterministic model): %v", in.env.Seq, err)
+			return
+		}
+	}
+	l.live = m
 }
 
 // modelRead judges a read's answer, then audits one more read of the same caller.

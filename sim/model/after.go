@@ -1,6 +1,7 @@
 package model
 
 import (
+	"container/heap"
 	"sort"
 
 	"github.com/deskco/rfqdesk/machine"
@@ -109,47 +110,52 @@ func (s *step) afterEvents() {
 // desk forgets.
 func (s *step) tickDue() {
 	m := s.m
-	for _, id := range sortedKeys(m.st.RFQs) {
-		r := m.st.RFQs[id]
-		if r.Open && r.Settling == "" && r.Accepting == 0 && !r.Deadline.After(s.at) {
-			s.failf("RFQ %s reached its deadline %s at a Tick (%s) but did not expire (no rfq.expired)", id, wireTime(r.Deadline), wireTime(s.at))
-			return
-		}
-	}
-	for _, id := range sortedKeys(m.st.Quotes) {
-		q := m.st.Quotes[id]
-		if q.Status == "pending" && !q.Settling && !q.ValidUntil.After(s.at) {
+	for len(m.st.Due) > 0 && !m.st.Due[0].At.After(s.at) {
+		d := heap.Pop(&m.st.Due).(Due)
+		switch d.Kind {
+		case dueRFQ:
+			r := m.st.RFQs[d.ID]
+			// An RFQ whose accept or settlement is with the ledger waits for its outcome
+			// (docs/architecture.md); its expiry then comes with that outcome.
+			if r != nil && r.Open && r.Settling == "" && r.Accepting == 0 && !r.Deadline.After(s.at) {
+				s.failf("RFQ %s reached its deadline %s at a Tick (%s) but did not expire (no rfq.expired)", r.ID, wireTime(r.Deadline), wireTime(s.at))
+				return
+			}
+		case dueQuote:
+			q := m.st.Quotes[d.ID]
+			if q == nil || q.Status != "pending" || q.Settling || q.ValidUntil.After(s.at) {
+				continue
+			}
 			if r := m.st.RFQs[q.RFQ]; r != nil && r.Accepting != 0 {
 				continue // an accept with the ledger holds it until its answer
 			}
-			s.failf("quote %s reached its validUntil %s at a Tick but is still pending (SPEC: expired, or revoked unsigned)", id, wireTime(q.ValidUntil))
+			s.failf("quote %s reached its validUntil %s at a Tick but is still pending (SPEC: expired, or revoked unsigned)", q.ID, wireTime(q.ValidUntil))
 			return
-		}
-	}
-	for _, id := range sortedKeys(m.st.Actions) {
-		x := m.st.Actions[id]
-		if !x.ExpiresAt.After(s.at) {
-			s.failf("action %s of %s reached its expiry %s at a Tick but did not leave the queue (no sign.completed)", id, m.hintOf(x.Party), wireTime(x.ExpiresAt))
-			return
-		}
-	}
-	for _, id := range sortedKeys(m.st.RFQs) {
-		r := m.st.RFQs[id]
-		if !r.Open && r.Settling == "" && !r.Forget.IsZero() && !r.Forget.After(s.at) {
+		case dueAction:
+			x := m.st.Actions[d.ID]
+			if x != nil && !x.ExpiresAt.After(s.at) {
+				s.failf("action %s of %s reached its expiry %s at a Tick but did not leave the queue (no sign.completed)", x.ID, m.hintOf(x.Party), wireTime(x.ExpiresAt))
+				return
+			}
+		case dueForget:
+			r := m.st.RFQs[d.ID]
+			if r == nil || r.Open || r.Settling != "" || r.Forget.IsZero() || r.Forget.After(s.at) {
+				continue
+			}
 			for _, qid := range r.Quotes {
 				delete(m.st.Quotes, qid)
 			}
-			for tid, t := range m.st.Trades {
-				if t.RFQ == id && t.Status != "settled" {
+			for _, tid := range r.Trades {
+				if t := m.st.Trades[tid]; t != nil && t.Status != "settled" {
 					delete(m.st.Trades, tid)
 				}
 			}
-			delete(m.st.RFQs, id)
-		}
-	}
-	for id, c := range m.st.Challenges {
-		if !c.Expires.After(s.at) {
-			delete(m.st.Challenges, id)
+			m.index(r, false)
+			delete(m.st.RFQs, r.ID)
+		case dueChal:
+			if c := m.st.Challenges[d.ID]; c != nil && !c.Expires.After(s.at) {
+				delete(m.st.Challenges, d.ID)
+			}
 		}
 	}
 }

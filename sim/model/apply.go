@@ -286,7 +286,7 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 	}
 	// The snapshot: rfq.created for every open RFQ the party is invited to.
 	want := map[string]bool{}
-	for _, r := range m.st.RFQs {
+	for _, r := range m.rfqsOf(p.ID) {
 		if r.Open && invited(r, p.ID) {
 			want[r.ID] = true
 		}

@@ -207,6 +207,7 @@ func (s *step) challenge(c machine.ChallengeRequest) {
 		return ""
 	}}
 	s.m.st.Challenges[c.Challenge] = &Challenge{Party: p.ID, Expires: s.at.Add(s.m.st.Cfg.ChallengeLifetime)}
+	s.m.watch(s.at.Add(s.m.st.Cfg.ChallengeLifetime), dueChal, c.Challenge)
 }
 
 func (s *step) rotate(c machine.RotateKey) {
@@ -340,6 +341,8 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 			return "the create answer carries quotes"
 		}
 		m.st.RFQs[r.ID] = r
+		m.index(r, true)
+		m.watch(r.Deadline, dueRFQ, r.ID)
 		s.createdRFQ = r.ID
 		return ""
 	}}
@@ -394,6 +397,7 @@ func (s *step) cancelRFQ(p *Party, c machine.CancelRFQ) {
 		e := &expect{alts: []sc{{204, ""}}, body: func(machine.Reply) string {
 			r.Open, r.ClosedAt = false, s.at
 			r.Forget = housekeepingAt(s.at.Add(m.st.Cfg.ClosedRetention))
+			m.watch(r.Forget, dueForget, r.ID)
 			s.cancelled[r.ID] = true
 			return ""
 		}}

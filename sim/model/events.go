@@ -80,6 +80,7 @@ func (s *step) quoteRecorded(req *Request, rep machine.Reply) {
 		q.Actions = append(q.Actions, x.ID)
 	}
 	m.st.Quotes[q.ID] = q
+	m.watch(q.ValidUntil, dueQuote, q.ID)
 	r.Quotes = append(r.Quotes, q.ID)
 	s.recorded[q.ID] = true
 }
@@ -124,6 +125,7 @@ func (s *step) tradeAccepted(req *Request, rep machine.Reply) {
 		s.noteAction(x, req.Party)
 	}
 	m.st.Trades[t.ID] = t
+	r.Trades = append(r.Trades, t.ID)
 	q.Settling = true
 	r.Settling = t.ID
 }
@@ -329,6 +331,7 @@ func (s *step) expireRFQ(r *RFQ) bool {
 	}
 	r.Open, r.ClosedAt = false, s.at
 	r.Forget = housekeepingAt(s.at.Add(s.m.st.Cfg.ClosedRetention))
+	s.m.watch(r.Forget, dueForget, r.ID)
 	s.expiredRFQ[r.ID] = true
 	return true
 }
@@ -470,6 +473,7 @@ func (s *step) tradeSettled(e machine.Event, to *Party) {
 		t.Status, t.SettledAt, t.UpdateID = "settled", s.at, d.Ledger.UpdateID
 		r.Settling, r.Open, r.ClosedAt = "", false, s.at
 		r.Forget = housekeepingAt(s.at.Add(m.st.Cfg.ClosedRetention))
+		m.watch(r.Forget, dueForget, r.ID)
 		s.filled[r.ID] = q.ID
 		for _, id := range []string{t.Taker, t.Maker} {
 			if p := m.party(id); p != nil {

@@ -211,6 +211,7 @@ func (s *step) noteAction(x machine.SignActionDTO, party string) {
 		return
 	}
 	s.m.st.Actions[x.ID] = &Action{ID: x.ID, Party: party, Purpose: x.Purpose, Hash: append([]byte(nil), x.Hash...), TradeID: x.TradeID, ExpiresAt: time.Time(x.ExpiresAt)}
+	s.m.watch(time.Time(x.ExpiresAt), dueAction, x.ID)
 }
 
 func (s *step) executeAnswer(what string, req *Request, rep machine.Reply) {

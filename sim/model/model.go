@@ -16,6 +16,7 @@
 package model
 
 import (
+	"container/heap"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -94,6 +95,7 @@ type RFQ struct {
 	Open      bool      `json:"open"`
 	ClosedAt  time.Time `json:"closedAt"`
 	Quotes    []string  `json:"quotes"`    // recorded quotes, oldest first
+	Trades    []string  `json:"trades"`    // trades accepted on it
 	Settling  string    `json:"settling"`  // the trade settling on it, once its accept was answered
 	Accepting uint64    `json:"accepting"` // the accept request waiting on the ledger
 	// Forget is when the desk forgets the closed RFQ: its ten minutes of readability,
@@ -193,6 +195,10 @@ type state struct {
 	// desk carries the registration on without an answer, so the key may start working at
 	// any time. Key hash → registration id; the first answer that accepts it confirms it.
 	MaybeKeys map[string]string `json:"maybeKeys"`
+	// Due is every deadline the model watches, a min-heap by time: a Tick pops those at or
+	// before it and checks that each fired (or still applies), so that a Tick costs what
+	// is due rather than a scan of the state.
+	Due dueHeap `json:"due"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -203,6 +209,37 @@ type Model struct {
 	usd    map[string]*big.Rat // symbol → USD price
 	minUSD *big.Rat
 	byReg  map[string]int // registry id → catalog index
+	// byParty indexes the retained RFQs by taker and invited maker (derived from st.RFQs,
+	// built on first use, kept in step where an RFQ is created or forgotten).
+	byParty map[string]map[string]*RFQ
+}
+
+// rfqsOf returns the retained RFQs the party takes or is invited to.
+func (m *Model) rfqsOf(party string) map[string]*RFQ {
+	if m.byParty == nil {
+		m.byParty = map[string]map[string]*RFQ{}
+		for _, r := range m.st.RFQs {
+			m.index(r, true)
+		}
+	}
+	return m.byParty[party]
+}
+
+// index files (or, add false, unfiles) an RFQ under its parties.
+func (m *Model) index(r *RFQ, add bool) {
+	if m.byParty == nil {
+		return
+	}
+	for _, p := range append([]string{r.Taker}, r.Invited...) {
+		if add {
+			if m.byParty[p] == nil {
+				m.byParty[p] = map[string]*RFQ{}
+			}
+			m.byParty[p][r.ID] = r
+		} else {
+			delete(m.byParty[p], r.ID)
+		}
+	}
 }
 
 // New builds the model at the desk's genesis configuration.
@@ -406,4 +443,52 @@ func appendBounded[T any](s []T, v T, limit int) []T {
 		s = append([]T(nil), s[len(s)-limit:]...)
 	}
 	return s
+}
+
+// Deadline kinds the model watches.
+const (
+	dueRFQ    = "rfq.deadline"
+	dueForget = "rfq.forget"
+	dueQuote  = "quote.validUntil"
+	dueAction = "action.expiry"
+	dueChal   = "challenge"
+)
+
+// Due is one deadline: when, what kind, which entity.
+type Due struct {
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"`
+	ID   string    `json:"id"`
+}
+
+// dueHeap orders deadlines by time, then kind and id (a total order: a Tick's checks run
+// in the same order on every replay).
+type dueHeap []Due
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].At.Equal(h[j].At) {
+		return h[i].At.Before(h[j].At)
+	}
+	if h[i].Kind != h[j].Kind {
+		return h[i].Kind < h[j].Kind
+	}
+	return h[i].ID < h[j].ID
+}
+func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+// Push adds an element (heap.Interface).
+func (h *dueHeap) Push(x any) { *h = append(*h, x.(Due)) }
+
+// Pop removes the last element (heap.Interface).
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// watch adds a deadline.
+func (m *Model) watch(at time.Time, kind, id string) {
+	heap.Push(&m.st.Due, Due{At: at, Kind: kind, ID: id})
 }

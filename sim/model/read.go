@@ -227,7 +227,7 @@ func (m *Model) readMine(p *Party, body any) string {
 		return "the body is not a list of RfqDto"
 	}
 	want := map[string]*RFQ{}
-	for id, r := range m.st.RFQs {
+	for id, r := range m.rfqsOf(p.ID) {
 		if r.Taker == p.ID {
 			want[id] = r
 		}
@@ -274,7 +274,7 @@ func (m *Model) readIncoming(p *Party, body any) string {
 		return "the body is not a list of incoming RFQs"
 	}
 	want := map[string]*RFQ{}
-	for id, r := range m.st.RFQs {
+	for id, r := range m.rfqsOf(p.ID) {
 		if invited(r, p.ID) {
 			want[id] = r
 		}
