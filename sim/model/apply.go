@@ -10,13 +10,15 @@ import (
 
 // step is one Apply: the input, the desk's outputs, and what the model learned on the way.
 type step struct {
-	m      *Model
-	env    machine.Envelope
-	at     time.Time
-	what   string
-	out    machine.Outputs
-	err    *Divergence
-	caller *Party
+	m   *Model
+	env machine.Envelope
+	at  time.Time
+	// route, target and by name the input in a divergence (built only then): the
+	// endpoint or input kind, the id in its path, the caller's hint.
+	route, target, by string
+	out               machine.Outputs
+	err               *Divergence
+	caller            *Party
 
 	// immediate is the model's answer to this input's command when it is decided now;
 	// async says the answer waits on the ledger.
@@ -72,9 +74,24 @@ func (e *expect) String() string {
 
 func one(status int, code string) *expect { return &expect{alts: []sc{{status, code}}} }
 
+// whatText names the input for a divergence.
+func (s *step) whatText() string {
+	w := s.route
+	if s.target != "" {
+		if !strings.HasSuffix(w, "/") && !strings.HasSuffix(w, " ") {
+			w += " "
+		}
+		w += s.target
+	}
+	if s.by != "" {
+		w += " by " + s.by
+	}
+	return w
+}
+
 func (s *step) failf(format string, args ...any) {
 	if s.err == nil {
-		s.err = &Divergence{Seq: s.env.Seq, At: s.at, What: s.what, Msg: fmt.Sprintf(format, args...)}
+		s.err = &Divergence{Seq: s.env.Seq, At: s.at, What: s.whatText(), Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
@@ -94,12 +111,7 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 		m.st.Now = env.At
 	}
 	s := &step{
-		m: m, env: env, at: m.st.Now, out: out, what: env.Input.Kind(),
-		cancelled: map[string]bool{}, filled: map[string]string{}, failedRFQ: map[string]bool{},
-		expiredRFQ: map[string]bool{}, revoking: map[string]bool{}, statusSent: map[string]bool{},
-		recorded: map[string]bool{}, undone: map[string]bool{},
-		rfqFrames: map[string]map[string]int{}, expiredTo: map[string]map[string]bool{},
-		statusTo: map[string]map[string]string{}, history: map[string]map[string]bool{}, failedTrade: map[string]string{}, settledTo: map[string]map[string]bool{},
+		m: m, env: env, at: m.st.Now, out: out, route: env.Input.Kind(),
 	}
 	switch in := env.Input.(type) {
 	case machine.Tick, machine.LedgerResult, machine.CheckpointMark, machine.CheckpointDigest, machine.Checkpoint:
@@ -154,7 +166,7 @@ func (s *step) replies() {
 			if s.async {
 				// The model decided this command passes every check the desk makes from its
 				// own state: its answer needs the ledger, so it cannot come with the input.
-				s.failf("%s answered at once with %s; the contract needs a ledger outcome before any answer to a request that passes every check (model: %s)", s.what, replyText(rep), s.asyncWhy())
+				s.failf("%s answered at once with %s; the contract needs a ledger outcome before any answer to a request that passes every check (model: %s)", s.whatText(), replyText(rep), s.asyncWhy())
 				return
 			}
 			s.judge(s.immediate, rep)
@@ -172,7 +184,7 @@ func (s *step) replies() {
 		s.lateReply(req, rep)
 	}
 	if s.err == nil && s.immediate != nil && !s.answered {
-		s.failf("%s was never answered; the contract answers it at once with %s", s.what, s.immediate)
+		s.failf("%s was never answered; the contract answers it at once with %s", s.whatText(), s.immediate)
 	}
 }
 
@@ -189,7 +201,7 @@ func (s *step) judge(e *expect, rep machine.Reply) {
 	if rep.Err != nil {
 		got.code = rep.Err.Code
 		if rep.Err.Status != rep.Status {
-			s.failf("%s: reply status %d carries an error of status %d", s.what, rep.Status, rep.Err.Status)
+			s.failf("%s: reply status %d carries an error of status %d", s.whatText(), rep.Status, rep.Err.Status)
 			return
 		}
 	}
@@ -197,13 +209,13 @@ func (s *step) judge(e *expect, rep machine.Reply) {
 		if a == got {
 			if rep.Status < 300 && e.body != nil {
 				if msg := e.body(rep); msg != "" {
-					s.failf("%s answered %d but %s", s.what, rep.Status, msg)
+					s.failf("%s answered %d but %s", s.whatText(), rep.Status, msg)
 				}
 			}
 			return
 		}
 	}
-	s.failf("%s answered %s; the contract says %s", s.what, replyText(rep), e)
+	s.failf("%s answered %s; the contract says %s", s.whatText(), replyText(rep), e)
 }
 
 func replyText(rep machine.Reply) string {
@@ -234,7 +246,7 @@ func (s *step) boot() {
 			if q := m.st.Quotes[r.Quote]; q != nil {
 				if rfq := m.st.RFQs[q.RFQ]; rfq != nil && rfq.Accepting == seq {
 					rfq.Accepting = 0
-					s.undone[rfq.ID] = true
+					put(&s.undone, rfq.ID, true)
 				}
 			}
 		}
@@ -257,7 +269,7 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 		}
 	}
 	p := m.resolve(in.KeyHash, !refused)
-	s.what = fmt.Sprintf("stream socket %d opened", in.Socket)
+	s.route, s.target = "stream socket opened", fmt.Sprint(in.Socket)
 	if p == nil {
 		// SPEC, Authentication 7: a missing or unknown key closes with 4401.
 		for _, c := range s.out.Closes {
@@ -313,7 +325,7 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 }
 
 func (s *step) socketClosed(in machine.SocketClosed) {
-	s.what = fmt.Sprintf("stream socket %d closed", in.Socket)
+	s.route = "stream socket closed"
 	if sk, ok := s.m.st.Sockets[in.Socket]; ok {
 		if p := s.m.party(sk.Party); p != nil && p.Online > 0 {
 			p.Online--
@@ -391,4 +403,12 @@ func asActions(v any) ([]machine.SignActionDTO, bool) {
 		}
 	}
 	return nil, false
+}
+
+// put sets a key of a map the step allocates on first use (most inputs touch none).
+func put[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
 }

@@ -82,7 +82,7 @@ func (s *step) quoteRecorded(req *Request, rep machine.Reply) {
 	m.st.Quotes[q.ID] = q
 	m.watch(q.ValidUntil, dueQuote, q.ID)
 	r.Quotes = append(r.Quotes, q.ID)
-	s.recorded[q.ID] = true
+	put(&s.recorded, q.ID, true)
 }
 
 func (s *step) tradeAccepted(req *Request, rep machine.Reply) {
@@ -221,7 +221,7 @@ func (s *step) events() {
 			default:
 				s.frame(id, to.ID)
 				if s.expiredTo[id] == nil {
-					s.expiredTo[id] = map[string]bool{}
+					put(&s.expiredTo, id, map[string]bool{})
 				}
 				s.expiredTo[id][to.ID] = true
 			}
@@ -265,12 +265,12 @@ func (s *step) events() {
 				t.Status = "failed"
 				if r := m.st.RFQs[t.RFQ]; r != nil {
 					r.Settling = ""
-					s.failedRFQ[r.ID] = true
-					s.failedTrade[r.ID] = t.ID
+					put(&s.failedRFQ, r.ID, true)
+					put(&s.failedTrade, r.ID, t.ID)
 				}
 				if q := m.st.Quotes[t.Quote]; q != nil {
 					q.Settling = false
-					s.revoking[q.ID] = true
+					put(&s.revoking, q.ID, true)
 				}
 			case t.Status != "failed" || !s.failedRFQ[t.RFQ]:
 				s.failf("trade.failed for %s, which is %s", t.ID, t.Status)
@@ -314,7 +314,7 @@ func rfqIDOf(v any) string {
 
 func (s *step) frame(rfq, party string) {
 	if s.rfqFrames[rfq] == nil {
-		s.rfqFrames[rfq] = map[string]int{}
+		put(&s.rfqFrames, rfq, map[string]int{})
 	}
 	s.rfqFrames[rfq][party]++
 }
@@ -332,7 +332,7 @@ func (s *step) expireRFQ(r *RFQ) bool {
 	r.Open, r.ClosedAt = false, s.at
 	r.Forget = housekeepingAt(s.at.Add(s.m.st.Cfg.ClosedRetention))
 	s.m.watch(r.Forget, dueForget, r.ID)
-	s.expiredRFQ[r.ID] = true
+	put(&s.expiredRFQ, r.ID, true)
 	return true
 }
 
@@ -374,7 +374,7 @@ func (s *step) anchored(e machine.Event, to *Party) {
 	q.Anchored = true
 	q.Anchors = append([]string(nil), p.AnchorCids...)
 	if s.statusTo[q.ID] == nil {
-		s.statusTo[q.ID] = map[string]string{}
+		put(&s.statusTo, q.ID, map[string]string{})
 	}
 	s.statusTo[q.ID]["anchored"] = "yes"
 }
@@ -401,7 +401,7 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 		return
 	}
 	if s.statusTo[q.ID] == nil {
-		s.statusTo[q.ID] = map[string]string{}
+		put(&s.statusTo, q.ID, map[string]string{})
 	}
 	if prev := s.statusTo[q.ID][to.ID]; prev != "" {
 		s.failf("quote.status for %s sent twice to %s (%s, then %s)", q.ID, to.Hint, prev, p.Status)
@@ -442,7 +442,7 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	}
 	q.Status = p.Status
 	q.Settling = false
-	s.statusSent[q.ID] = true
+	put(&s.statusSent, q.ID, true)
 	if p.Status != "won" {
 		// unsigned actions go with the quote
 		for _, id := range q.Actions {
@@ -460,7 +460,7 @@ func (s *step) tradeSettled(e machine.Event, to *Party) {
 		return
 	}
 	if s.settledTo[t.ID] == nil {
-		s.settledTo[t.ID] = map[string]bool{}
+		put(&s.settledTo, t.ID, map[string]bool{})
 	}
 	if s.settledTo[t.ID][to.ID] {
 		s.failf("trade.settled for %s sent twice to %s", t.ID, to.Hint)
@@ -474,7 +474,7 @@ func (s *step) tradeSettled(e machine.Event, to *Party) {
 		r.Settling, r.Open, r.ClosedAt = "", false, s.at
 		r.Forget = housekeepingAt(s.at.Add(m.st.Cfg.ClosedRetention))
 		m.watch(r.Forget, dueForget, r.ID)
-		s.filled[r.ID] = q.ID
+		put(&s.filled, r.ID, q.ID)
 		for _, id := range []string{t.Taker, t.Maker} {
 			if p := m.party(id); p != nil {
 				p.Trades = appendBounded(p.Trades, t.ID, m.st.Cfg.HistoryRetention)
@@ -500,7 +500,7 @@ func (s *step) historyRecorded(e machine.Event, to *Party) {
 	got := s.history[r.ID]
 	if got == nil {
 		got = map[string]bool{}
-		s.history[r.ID] = got
+		put(&s.history, r.ID, got)
 	}
 	kind := d.Kind
 	allowedNow := (kind == "cancelled" && s.cancelled[r.ID]) || (kind == "failed" && s.failedRFQ[r.ID]) || (kind == "expired" && s.expiredRFQ[r.ID])

@@ -99,7 +99,7 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 			r.Accepting = 0
 		}
 		if refused {
-			s.undone[req.RFQ] = true
+			put(&s.undone, req.RFQ, true)
 			if !allowed(rep, ledgerOutcomes) {
 				s.failf("%s is %s", what, replyText(rep))
 			}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -298,17 +299,62 @@ func (m *Model) init() error {
 	return nil
 }
 
-// Clone returns an independent copy.
+// Clone returns an independent copy: a deep copy of the state, by hand, as the simulator
+// takes one at every durable point it may roll back to (encoding and decoding the state
+// cost ten times more). Byte slices the model never changes in place (keys, hashes) and
+// the configuration are shared.
 func (m *Model) Clone() *Model {
-	b, err := m.MarshalBinary()
-	if err != nil {
-		panic(fmt.Sprintf("model: clone: %v", err)) // the model's own state always encodes
+	st := m.st
+	st.Parties = cloneMap(m.st.Parties, func(p *Party) *Party {
+		c := *p
+		c.Keys = cloneMap(p.Keys, func(b bool) bool { return b })
+		c.Trades = slices.Clone(p.Trades)
+		c.History = slices.Clone(p.History)
+		return &c
+	})
+	same := func(s string) string { return s }
+	st.Keys = cloneMap(m.st.Keys, same)
+	st.Hints = cloneMap(m.st.Hints, same)
+	st.MaybeKeys = cloneMap(m.st.MaybeKeys, same)
+	st.Sockets = make(map[uint64]*Socket, len(m.st.Sockets))
+	for k, v := range m.st.Sockets {
+		c := *v
+		st.Sockets[k] = &c
 	}
-	c, err := Restore(b)
-	if err != nil {
-		panic(fmt.Sprintf("model: clone: %v", err))
+	st.Regs = cloneMap(m.st.Regs, func(r *Registration) *Registration { c := *r; return &c })
+	st.Challenges = cloneMap(m.st.Challenges, func(r *Challenge) *Challenge { c := *r; return &c })
+	st.RFQs = cloneMap(m.st.RFQs, func(r *RFQ) *RFQ {
+		c := *r
+		c.Quotes, c.Trades = slices.Clone(r.Quotes), slices.Clone(r.Trades)
+		return &c
+	})
+	st.Quotes = cloneMap(m.st.Quotes, func(q *Quote) *Quote {
+		c := *q
+		c.Anchors, c.Actions = slices.Clone(q.Anchors), slices.Clone(q.Actions)
+		return &c
+	})
+	st.Trades = cloneMap(m.st.Trades, func(t *Trade) *Trade { c := *t; return &c })
+	st.Actions = cloneMap(m.st.Actions, func(x *Action) *Action { c := *x; return &c })
+	st.Reqs = make(map[uint64]*Request, len(m.st.Reqs))
+	for k, v := range m.st.Reqs {
+		c := *v
+		c.Entries, c.Mine = slices.Clone(v.Entries), slices.Clone(v.Mine)
+		st.Reqs[k] = &c
 	}
-	return c
+	st.Withdraws = make(map[string]uint64, len(m.st.Withdraws))
+	for k, v := range m.st.Withdraws {
+		st.Withdraws[k] = v
+	}
+	st.Due = slices.Clone(m.st.Due)
+	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
+}
+
+func cloneMap[V any](src map[string]V, cp func(V) V) map[string]V {
+	out := make(map[string]V, len(src))
+	for k, v := range src {
+		out[k] = cp(v)
+	}
+	return out
 }
 
 // MarshalBinary encodes the model's state.
@@ -404,8 +450,9 @@ func (m *Model) instrument(sym string) (machine.Instrument, bool) {
 // milliseconds as the desk documents).
 func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
+// sameTime compares a wire timestamp with the model's at the wire's millisecond.
 func sameTime(a machine.WireTime, b time.Time) bool {
-	return wireTime(time.Time(a)) == wireTime(b)
+	return time.Time(a).Truncate(time.Millisecond).Equal(b.Truncate(time.Millisecond))
 }
 
 func decStr(d interface{ String() string }) string { return d.String() }

@@ -144,9 +144,13 @@ func TestBadInputNeverPanics(t *testing.T) {
 				}
 			}
 		}
-		// The state survives an encoding round trip.
-		if _, err := Restore(mustMarshal(t, m)); err != nil {
+		// The state survives an encoding round trip, and a clone is the same state.
+		b := mustMarshal(t, m)
+		if _, err := Restore(b); err != nil {
 			t.Fatal(err)
+		}
+		if c := mustMarshal(t, m.Clone()); string(c) != string(b) {
+			t.Fatalf("a clone differs:\n%s\n%s", c, b)
 		}
 	})
 }
