@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
@@ -116,6 +115,16 @@ func (s *step) waitMaybe(r *Request) {
 	s.m.st.Reqs[r.Seq] = r
 }
 
+// repliedWith reports whether this input's own reply has the status.
+func (s *step) repliedWith(status int) bool {
+	for _, rep := range s.out.Replies {
+		if rep.Seq == s.env.Seq && rep.Status == status {
+			return true
+		}
+	}
+	return false
+}
+
 // ---- registration ----
 
 // fingerprint is DECISIONS' party-id fingerprint: SHA-256 over the 4-byte big-endian
@@ -177,19 +186,15 @@ func (s *step) registerComplete(c machine.RegisterComplete) {
 		s.immediate = &expect{alts: []sc{{404, ""}, {410, ""}, {400, ""}}}
 	case reg.Completed:
 		s.immediate = &expect{alts: []sc{{404, ""}, {409, ""}, {410, ""}}}
-	case !reg.Expires.After(s.at):
+	case reg.Expires.Before(s.at):
 		s.immediate = one(410, "")
-	case !validSigs(reg.PublicKey, c.Signatures):
-		// Signatures the model cannot check (it does not know the topology hashes) are
-		// judged by the ledger; a wrong count is the desk's own 400 or 401.
-		s.waitMaybe(&Request{Kind: "register.complete", Registration: c.RegistrationID, NewKeyHash: c.NewKeyHash})
 	default:
+		// Exactly at its expiry the contract's "10 minutes after" reads either way: the
+		// answer is judged when it comes, 410 among the allowed ones.
+		// The signatures are over topology hashes the model never sees: the ledger judges
+		// them, and a refusal comes with its answer (400 or 401 among the allowed ones).
 		s.waitMaybe(&Request{Kind: "register.complete", Registration: c.RegistrationID, NewKeyHash: c.NewKeyHash})
 	}
-}
-
-func validSigs(pub []byte, sigs [][]byte) bool {
-	return len(sigs) > 0 && len(pub) == ed25519.PublicKeySize
 }
 
 func (s *step) challenge(c machine.ChallengeRequest) {
@@ -223,7 +228,13 @@ func (s *step) rotate(c machine.RotateKey) {
 		// expired one; one already consumed or never issued is refused too).
 		s.immediate = &expect{alts: []sc{{400, ""}, {401, ""}, {404, ""}, {409, ""}, {410, ""}}}
 		return
-	case !ch.Expires.After(s.at):
+	case ch.Expires.Before(s.at):
+		s.immediate = &expect{alts: []sc{{410, ""}}}
+		delete(m.st.Challenges, c.Challenge)
+		return
+	case ch.Expires.Equal(s.at) && !s.repliedWith(200):
+		// Exactly at its expiry (5 minutes, DECISIONS) either reading is allowed: a
+		// refusal is 410, and a rotation is judged as one.
 		s.immediate = &expect{alts: []sc{{410, ""}}}
 		delete(m.st.Challenges, c.Challenge)
 		return
@@ -334,7 +345,7 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 			return fmt.Sprintf("rfqId %s names an RFQ that already exists", d.RfqID)
 		}
 		r.ID = d.RfqID
-		if msg := s.m.checkRfqDTO(d, r, false); msg != "" {
+		if msg := s.m.checkRfqDTO(d, r); msg != "" {
 			return msg
 		}
 		if d.Quotes != nil {
@@ -349,7 +360,7 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 }
 
 // checkRfqDTO compares an RfqDto with the model's RFQ.
-func (m *Model) checkRfqDTO(d machine.RfqDTO, r *RFQ, _ bool) string {
+func (m *Model) checkRfqDTO(d machine.RfqDTO, r *RFQ) string {
 	dir := machine.Buy
 	if r.Sell {
 		dir = machine.Sell
@@ -695,5 +706,3 @@ func (s *step) faucet(p *Party) {
 	}
 	s.waitMaybe(&Request{Kind: "faucet.draw", Party: p.ID})
 }
-
-var _ = big.NewInt

@@ -191,7 +191,7 @@ func (s *step) events() {
 			case !invited(r, to.ID):
 				s.failf("rfq.created for %s sent to %s, who is not invited", r.ID, to.Hint)
 			default:
-				if msg := m.checkRfqDTO(d, r, false); msg != "" {
+				if msg := m.checkRfqDTO(d, r); msg != "" {
 					s.failf("rfq.created: %s", msg)
 				}
 				s.frame(r.ID, to.ID)
@@ -443,12 +443,6 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	q.Status = p.Status
 	q.Settling = false
 	put(&s.statusSent, q.ID, true)
-	if p.Status != "won" {
-		// unsigned actions go with the quote
-		for _, id := range q.Actions {
-			_ = id
-		}
-	}
 }
 
 func (s *step) tradeSettled(e machine.Event, to *Party) {

@@ -240,7 +240,7 @@ func (m *Model) readMine(p *Party, body any) string {
 		if r == nil {
 			return fmt.Sprintf("RFQ %s listed, which is not the caller's or not readable", x.RfqID)
 		}
-		if msg := m.checkRfqDTO(x, r, false); msg != "" {
+		if msg := m.checkRfqDTO(x, r); msg != "" {
 			return msg
 		}
 		if x.Quotes == nil {
@@ -287,7 +287,7 @@ func (m *Model) readIncoming(p *Party, body any) string {
 		if r == nil {
 			return fmt.Sprintf("RFQ %s listed, to which the caller is not invited or which is not readable", x.RfqID)
 		}
-		if msg := m.checkRfqDTO(x.RfqDTO, r, false); msg != "" {
+		if msg := m.checkRfqDTO(x.RfqDTO, r); msg != "" {
 			return msg
 		}
 		if x.Quotes != nil {
