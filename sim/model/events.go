@@ -77,6 +77,7 @@ func (s *step) quoteRecorded(req *Request, rep machine.Reply) {
 			return
 		}
 		s.noteAction(x, req.Party)
+		m.st.Actions[x.ID].Quote = q.ID
 		q.Actions = append(q.Actions, x.ID)
 	}
 	m.st.Quotes[q.ID] = q
@@ -293,6 +294,9 @@ func (s *step) events() {
 				s.failf("sign.completed for %s to %s, not an action waiting on that party", p.ActionID, to.Hint)
 				return
 			}
+			if q := m.st.Quotes[x.Quote]; q != nil && !x.Executed {
+				q.Unsigned = true
+			}
 			delete(m.st.Actions, x.ID)
 		case machine.EvHistoryRecorded:
 			s.historyRecorded(e, to)
@@ -350,6 +354,10 @@ func (s *step) anchored(e machine.Event, to *Party) {
 	}
 	if q.Anchored || q.Status != "pending" {
 		s.failf("quote.anchored for quote %s, which is %s (anchored %v)", q.ID, q.Status, q.Anchored)
+		return
+	}
+	if q.Unsigned {
+		s.failf("quote %s anchored though one of its allocate actions left the queue unsigned", q.ID)
 		return
 	}
 	mk := m.party(q.Maker)

@@ -116,6 +116,9 @@ type Quote struct {
 	Settling   bool      `json:"settling"`
 	Anchors    []string  `json:"anchors"`
 	Actions    []string  `json:"actions"`
+	// Unsigned is set when one of its actions left the queue never signed: its allocations
+	// can no longer all land, so it must never anchor.
+	Unsigned bool `json:"unsigned"`
 }
 
 // Trade is an accepted trade (its accept answered 202).
@@ -142,6 +145,7 @@ type Action struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 	Executed  bool      `json:"executed"` // an execute of it was accepted (executed or in flight)
 	Symbol    string    `json:"symbol"`   // transfer-out: the instrument, when known
+	Quote     string    `json:"quote"`    // the quote whose allocation it is, if any
 }
 
 // Request is a command the desk has not answered yet.
