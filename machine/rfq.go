@@ -167,13 +167,15 @@ func (a *applier) rfqDeadline(id string) {
 	}
 	_ = a.d.m().rfq.fire(r, TrigExpire)
 	a.closeRFQ(r)
+	// rfq.expired goes first, so that a maker hears the RFQ is closed before the expiry of
+	// its quote on it, and does not re-quote a closed RFQ.
+	for _, m := range a.rfqAudience(r) {
+		a.emit(m, EvRfqExpired, RfqIDPayload{RfqID: r.ID})
+	}
 	for _, qid := range r.Quotes {
 		if q := a.d.Quotes[qid]; q != nil && q.pending() {
 			a.endQuote(q, TrigExpire)
 		}
-	}
-	for _, m := range a.rfqAudience(r) {
-		a.emit(m, EvRfqExpired, RfqIDPayload{RfqID: r.ID})
 	}
 	a.recordHistory(r, "expired", "the deadline passed with no trade", "")
 }

@@ -304,8 +304,8 @@ func TestQuote_Pending_ValidUntilOrDeadlinePasses_Expired(t *testing.T) {
 		h.ok(h.sign(w.m1.id, w.m1.key, h.pending(w.m1)), 200)
 		mark := len(h.events)
 		h.advance(120 * time.Second)
-		h.expectEvents(w.m1.id, mark, "quote.status,rfq.expired")
-		eq(t, "status", h.evs(w.m1.id, mark)[0].Payload, statusOf(q.ID, w.rfq.RfqID, "expired"))
+		h.expectEvents(w.m1.id, mark, "rfq.expired,quote.status")
+		eq(t, "status", h.evs(w.m1.id, mark)[1].Payload, statusOf(q.ID, w.rfq.RfqID, "expired"))
 		if q.State != QuoteExpired {
 			t.Fatalf("state %s", q.State)
 		}

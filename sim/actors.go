@@ -210,6 +210,7 @@ func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
 		s.checkRead(party, rep)
 		s.judgeRead(s.now, keyHash, q, rep)
 		s.endRead()
+		s.auditRead(s.now, keyHash)
 		send := func() { s.after(s.netLatency(), func() { r.deliver(rep) }) }
 		if len(s.held) == 0 {
 			send()

@@ -17,10 +17,24 @@ import (
 // and reports simulated seconds per wall-clock second of the busy phase ("busy-sim-s/s";
 // the target is ≥ 1000 on one core: run with GOMAXPROCS=1) beside the whole run's
 // ("sim-s/s"), whose liveness phase is mostly quiet simulated time. It runs at cmd/sim's
-// collector target, GCPercent.
+// collector target, GCPercent. Its two sub-benchmarks run the same seeds with the
+// reference model of the contract (sim/model, cmd/sim's default) and without it, so that
+// one run shows what the model costs.
 func BenchmarkStandardScenario(b *testing.B) {
 	minutes := envMinutes(b, "BENCH_SIM_MINUTES", 10)
-	k := standardKnobs(minutes)
+	for _, bc := range []struct {
+		name    string
+		noModel bool
+	}{{"model", false}, {"no-model", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			k := standardKnobs(minutes)
+			k.NoModel = bc.noModel
+			runStandard(b, k)
+		})
+	}
+}
+
+func runStandard(b *testing.B, k Knobs) {
 	defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
 	b.ReportAllocs()
 	var simulated, busyWall time.Duration

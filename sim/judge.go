@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/deskco/rfqdesk/sim/model"
 	"time"
 
 	"github.com/deskco/rfqdesk/machine"
@@ -58,10 +59,9 @@ func JudgesOf[J Judge](newJ func(machine.Config) (J, error), restore func([]byte
 	}
 }
 
-// StandardJudges is the judge every run of New and every replay of cmd/replay uses. It is
-// none until the reference model of the contract (sim/model) lands; plugging it in is
-// this function's one line: return JudgesOf(model.New, model.Restore).
-func StandardJudges() Judges { return Judges{} }
+// StandardJudges is the judge every run of New (unless its knobs turn the model off) and
+// every replay of cmd/replay uses: the reference model of the contract (sim/model).
+func StandardJudges() Judges { return JudgesOf(model.New, model.Restore) }
 
 // judgeApply hands an applied input to the run's judge.
 func (s *Sim) judgeApply(env machine.Envelope, out machine.Outputs) {

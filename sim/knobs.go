@@ -36,6 +36,9 @@ type Knobs struct {
 	// RequireCoverage fails the run (exit 5) when a coverage goal was never reached; meant
 	// for long runs.
 	RequireCoverage bool `json:"requireCoverage"`
+	// NoModel turns the reference model of the contract (sim/model) off; it is on by
+	// default and off only to measure what it costs.
+	NoModel bool `json:"noModel,omitempty"`
 }
 
 // DefaultKnobs are the flag defaults of cmd/sim.
@@ -93,6 +96,9 @@ func (k Knobs) Command() string {
 	}
 	if k.RequireCoverage {
 		s += " -require-coverage"
+	}
+	if k.NoModel {
+		s += " -model=false"
 	}
 	return s
 }

@@ -113,6 +113,7 @@ type Sim struct {
 	orphans     orphanWatch     // the ledger side of the orphan invariant (orphans.go)
 	steps       uint64
 	failure     *Failure
+	audit       audit // the reads audited after actors' reads (lockstep.go)
 	stats       Stats
 	cov         coverage
 	progress    func(Progress)
@@ -149,7 +150,13 @@ type ledgerWaiter struct {
 
 // New builds a run at genesis: journals with their genesis records, the ledger, the desk
 // (after its first Boot), and the actors, judged by StandardJudges.
-func New(k Knobs) (*Sim, error) { return NewJudged(k, StandardJudges()) }
+func New(k Knobs) (*Sim, error) {
+	j := StandardJudges()
+	if k.NoModel {
+		j = Judges{}
+	}
+	return NewJudged(k, j)
+}
 
 // NewJudged is New with the judge j makes (none for the zero Judges).
 func NewJudged(k Knobs, j Judges) (*Sim, error) {

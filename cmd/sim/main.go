@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ledgerCheck := fs.Int("ledger-check-every", def.LedgerCheckEvery, "ledger-changing steps between full ledger invariant walks (1: every one; 0: adaptive)")
 	adversaries := fs.Int("adversaries", def.Adversaries, "most honest makers and takers a seed turns hostile (it draws 1 to this many; 0: none)")
 	requireCov := fs.Bool("require-coverage", false, "fail a run that never reached a coverage goal (long runs)")
+	useModel := fs.Bool("model", true, "judge every reply, frame and read with the reference model of the contract (off only to measure its cost)")
 	jobs := fs.Int("jobs", 1, "seeds run at once (each run stays single-threaded and deterministic)")
 	verbose := fs.Bool("v", false, "print each run's summary and coverage, and progress lines")
 	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made, created when missing (default: the temp dir)")
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for i := range knobs {
 		knobs[i] = sim.Knobs{Seed: *seed + uint64(i), Duration: *duration, Makers: *makers, Takers: *takers, RFQRate: *rate,
 			Faults: *faults, CrashRate: *crash, CheckpointEvery: *checkpoint, SnapshotEvery: *snapshot, StateBytesPerInput: *stateBytes,
-			LedgerCheckEvery: *ledgerCheck, Adversaries: *adversaries, RequireCoverage: perSeedCoverage}
+			LedgerCheckEvery: *ledgerCheck, Adversaries: *adversaries, RequireCoverage: perSeedCoverage, NoModel: !*useModel}
 	}
 	type outcome struct {
 		r      *sim.Result
