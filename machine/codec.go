@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/deskco/rfqdesk/internal/wire"
 	"strconv"
 	"time"
 )
@@ -64,7 +65,7 @@ const recordVersion = 2
 
 // EncodeEnvelope renders an envelope as a self-describing journal record (version 2).
 func EncodeEnvelope(env Envelope) ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, 256)}
+	e := &encoder{B: make([]byte, 0, 256)}
 	if err := encodeInput(e, env.Input); err != nil {
 		return nil, fmt.Errorf("encode %s input: %w", env.Input.Kind(), err)
 	}
@@ -72,7 +73,7 @@ func EncodeEnvelope(env Envelope) ([]byte, error) {
 	if !plainJSONString(kind) {
 		return nil, fmt.Errorf("input kind %q cannot be journaled", kind)
 	}
-	out := make([]byte, 0, 96+len(kind)+base64.StdEncoding.EncodedLen(len(e.b)))
+	out := make([]byte, 0, 96+len(kind)+base64.StdEncoding.EncodedLen(len(e.B)))
 	out = append(out, `{"v":2,"seq":`...)
 	out = strconv.AppendUint(out, env.Seq, 10)
 	out = append(out, `,"at":"`...)
@@ -80,7 +81,7 @@ func EncodeEnvelope(env Envelope) ([]byte, error) {
 	out = append(out, `","kind":"`...)
 	out = append(out, kind...)
 	out = append(out, `","bin":"`...)
-	out = base64.StdEncoding.AppendEncode(out, e.b)
+	out = base64.StdEncoding.AppendEncode(out, e.B)
 	return append(out, `"}`...), nil
 }
 
@@ -107,7 +108,7 @@ func DecodeEnvelope(b []byte) (Envelope, error) {
 	case 1:
 		return decodeV1(rec)
 	case 2:
-		in, err := decodeInput(&decoder{b: rec.Bin}, rec.Kind)
+		in, err := decodeInput(wire.NewDecoder(rec.Bin), rec.Kind)
 		if err != nil {
 			return Envelope{}, err
 		}
@@ -183,7 +184,7 @@ func decodeV2Fast(b []byte) (env Envelope, ok bool, err error) {
 	if berr != nil {
 		return Envelope{}, false, nil
 	}
-	in, err := decodeInput(&decoder{b: body[:n]}, string(kind))
+	in, err := decodeInput(wire.NewDecoder(body[:n]), string(kind))
 	if err != nil {
 		return Envelope{}, true, err
 	}
