@@ -104,7 +104,7 @@ func (w *snapWriter) symList(ss []string) {
 }
 
 // dec writes a decimal in money's canonical binary form.
-func (w *snapWriter) dec(d money.Decimal) { w.Marshal(d) }
+func (w *snapWriter) dec(d money.Decimal) { d.Encode(&w.Encoder) }
 
 // snapReader reads what snapWriter wrote. The first error sticks: every later read
 // returns zero values, and Err reports where decoding failed.
@@ -116,7 +116,7 @@ type snapReader struct {
 // fail records a malformed-snapshot error at the current offset.
 func (r *snapReader) fail(format string, args ...any) { r.Failf(format, args...) }
 
-func (r *snapReader) dec() money.Decimal { return wire.Decode(&r.Decoder, money.DecodeBinary) }
+func (r *snapReader) dec() money.Decimal { return money.ReadDecimal(&r.Decoder) }
 
 func (r *snapReader) cid() string {
 	var prefix string

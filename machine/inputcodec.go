@@ -3,7 +3,6 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/deskco/rfqdesk/internal/wire"
 	"github.com/deskco/rfqdesk/money"
 )
 
@@ -60,7 +59,7 @@ func encodeInput(e *encoder, in Input) error {
 	case CreateRFQ:
 		e.Str(v.KeyHash)
 		e.Str(string(v.Direction))
-		e.Marshal(v.Qty)
+		v.Qty.Encode(e)
 		e.Str(v.Base)
 		e.Str(v.Quote)
 		e.Strs(v.InvitedMakers)
@@ -71,7 +70,7 @@ func encodeInput(e *encoder, in Input) error {
 	case SubmitQuote:
 		e.Str(v.KeyHash)
 		e.Str(v.RFQID)
-		e.Marshal(v.Price)
+		v.Price.Encode(e)
 		e.Bool(v.ValidUntil != nil)
 		if v.ValidUntil != nil {
 			e.Time(*v.ValidUntil)
@@ -96,7 +95,7 @@ func encodeInput(e *encoder, in Input) error {
 	case Withdraw:
 		e.Str(v.KeyHash)
 		e.Str(v.Symbol)
-		e.Marshal(v.Amount)
+		v.Amount.Encode(e)
 		e.Str(v.Receiver)
 	case FaucetDraw:
 		e.Str(v.KeyHash)
@@ -152,12 +151,12 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	case Preapproval{}.Kind():
 		in = Preapproval{Req: Req{KeyHash: d.Str()}}
 	case CreateRFQ{}.Kind():
-		in = CreateRFQ{Req: Req{KeyHash: d.Str()}, Direction: Direction(d.Str()), Qty: wire.Decode(d, money.DecodeBinary), Base: d.Str(), Quote: d.Str(),
+		in = CreateRFQ{Req: Req{KeyHash: d.Str()}, Direction: Direction(d.Str()), Qty: money.ReadDecimal(d), Base: d.Str(), Quote: d.Str(),
 			InvitedMakers: d.Strs(), TTLSeconds: d.Varint()}
 	case CancelRFQ{}.Kind():
 		in = CancelRFQ{Req: Req{KeyHash: d.Str()}, RFQID: d.Str()}
 	case SubmitQuote{}.Kind():
-		q := SubmitQuote{Req: Req{KeyHash: d.Str()}, RFQID: d.Str(), Price: wire.Decode(d, money.DecodeBinary)}
+		q := SubmitQuote{Req: Req{KeyHash: d.Str()}, RFQID: d.Str(), Price: money.ReadDecimal(d)}
 		if d.Bool() {
 			t := d.Time()
 			q.ValidUntil = &t
@@ -180,7 +179,7 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	case AcceptIncoming{}.Kind():
 		in = AcceptIncoming{Req: Req{KeyHash: d.Str()}, CID: d.Str()}
 	case Withdraw{}.Kind():
-		in = Withdraw{Req: Req{KeyHash: d.Str()}, Symbol: d.Str(), Amount: wire.Decode(d, money.DecodeBinary), Receiver: d.Str()}
+		in = Withdraw{Req: Req{KeyHash: d.Str()}, Symbol: d.Str(), Amount: money.ReadDecimal(d), Receiver: d.Str()}
 	case FaucetDraw{}.Kind():
 		in = FaucetDraw{Req: Req{KeyHash: d.Str()}}
 	case Checkpoint{}.Kind():

@@ -324,12 +324,12 @@ func writeParty(e *encoder, p *Party) {
 		e.Str(h.ID)
 		e.Str(h.RFQ)
 		e.Str(string(h.Direction))
-		e.Marshal(h.Qty)
+		h.Qty.Encode(e)
 		e.Str(h.Base)
 		e.Str(h.Quote)
 		e.Str(h.Kind)
 		e.Int(h.QuoteCount)
-		e.Marshal(h.BestPrice)
+		h.BestPrice.Encode(e)
 		e.Bool(h.HasBest)
 		e.Str(h.Maker)
 		e.Str(h.Reason)
@@ -343,8 +343,8 @@ func readParty(d *decoder) *Party {
 	if n, isNil := d.Len(); !isNil {
 		p.History = make([]HistoryRow, n)
 		for i := range p.History {
-			p.History[i] = HistoryRow{ID: d.Str(), RFQ: d.Str(), Direction: Direction(d.Str()), Qty: wire.Decode(d, money.DecodeBinary),
-				Base: d.Str(), Quote: d.Str(), Kind: d.Str(), QuoteCount: d.Int(), BestPrice: wire.Decode(d, money.DecodeBinary),
+			p.History[i] = HistoryRow{ID: d.Str(), RFQ: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
+				Base: d.Str(), Quote: d.Str(), Kind: d.Str(), QuoteCount: d.Int(), BestPrice: money.ReadDecimal(d),
 				HasBest: d.Bool(), Maker: d.Str(), Reason: d.Str(), At: d.Time()}
 		}
 	}
@@ -393,7 +393,7 @@ func writeRfq(e *encoder, r *RFQ) {
 	e.Str(string(r.State))
 	e.Str(r.Taker)
 	e.Str(string(r.Direction))
-	e.Marshal(r.Qty)
+	r.Qty.Encode(e)
 	e.Str(r.Base)
 	e.Str(r.Quote)
 	e.Time(r.Deadline)
@@ -406,19 +406,19 @@ func writeRfq(e *encoder, r *RFQ) {
 }
 
 func readRfq(d *decoder) *RFQ {
-	return &RFQ{ID: d.Str(), State: State(d.Str()), Taker: d.Str(), Direction: Direction(d.Str()), Qty: wire.Decode(d, money.DecodeBinary),
+	return &RFQ{ID: d.Str(), State: State(d.Str()), Taker: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
 		Base: d.Str(), Quote: d.Str(), Deadline: d.Time(), Invited: d.Strs(), FeeBps: d.Int(),
 		CreatedAt: d.Time(), ClosedAt: d.Time(), Quotes: d.Strs(), SettlingTrade: d.Str()}
 }
 
 func writeAmounts(e *encoder, a TradeAmounts) {
-	e.Marshal(a.Qty)
-	e.Marshal(a.QuoteAmount)
-	e.Marshal(a.Fee)
+	a.Qty.Encode(e)
+	a.QuoteAmount.Encode(e)
+	a.Fee.Encode(e)
 }
 
 func readAmounts(d *decoder) TradeAmounts {
-	return TradeAmounts{Qty: wire.Decode(d, money.DecodeBinary), QuoteAmount: wire.Decode(d, money.DecodeBinary), Fee: wire.Decode(d, money.DecodeBinary)}
+	return TradeAmounts{Qty: money.ReadDecimal(d), QuoteAmount: money.ReadDecimal(d), Fee: money.ReadDecimal(d)}
 }
 
 func writeAllocations(e *encoder, as []AllocationRef) {
@@ -429,7 +429,7 @@ func writeAllocations(e *encoder, as []AllocationRef) {
 		e.Str(a.Owner)
 		e.Bool(a.Send)
 		e.Str(a.Instrument)
-		e.Marshal(a.Amount)
+		a.Amount.Encode(e)
 		e.Str(a.CID)
 		e.Bool(a.Cancelled)
 		e.Str(a.PreparedID)
@@ -446,7 +446,7 @@ func readAllocations(d *decoder) []AllocationRef {
 	}
 	out := make([]AllocationRef, n)
 	for i := range out {
-		out[i] = AllocationRef{LegID: d.Str(), Owner: d.Str(), Send: d.Bool(), Instrument: d.Str(), Amount: wire.Decode(d, money.DecodeBinary),
+		out[i] = AllocationRef{LegID: d.Str(), Owner: d.Str(), Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d),
 			CID: d.Str(), Cancelled: d.Bool(), PreparedID: d.Str(), Hash: d.Bytes(), PrepExpires: d.Time(), Attempt: d.Int()}
 	}
 	return out
@@ -457,7 +457,7 @@ func writeQuote(e *encoder, q *Quote) {
 	e.Str(string(q.State))
 	e.Str(q.RFQ)
 	e.Str(q.Maker)
-	e.Marshal(q.Price)
+	q.Price.Encode(e)
 	e.Time(q.ValidUntil)
 	e.Time(q.CreatedAt)
 	writeAmounts(e, q.Amounts)
@@ -470,7 +470,7 @@ func writeQuote(e *encoder, q *Quote) {
 }
 
 func readQuote(d *decoder) *Quote {
-	return &Quote{ID: d.Str(), State: State(d.Str()), RFQ: d.Str(), Maker: d.Str(), Price: wire.Decode(d, money.DecodeBinary),
+	return &Quote{ID: d.Str(), State: State(d.Str()), RFQ: d.Str(), Maker: d.Str(), Price: money.ReadDecimal(d),
 		ValidUntil: d.Time(), CreatedAt: d.Time(), Amounts: readAmounts(d), Allocations: readAllocations(d),
 		Actions: d.Strs(), Trade: d.Str(), Anchored: d.Bool(), ReqSeq: d.Uvarint(), PendingCancels: d.Int()}
 }
@@ -485,7 +485,7 @@ func writeTrade(e *encoder, t *Trade) {
 	e.Str(string(t.Direction))
 	e.Str(t.Base)
 	e.Str(t.QuoteSym)
-	e.Marshal(t.Price)
+	t.Price.Encode(e)
 	writeAmounts(e, t.Amounts)
 	e.Time(t.AcceptedAt)
 	e.Time(t.WindowEnds)
@@ -503,7 +503,7 @@ func writeTrade(e *encoder, t *Trade) {
 
 func readTrade(d *decoder) *Trade {
 	return &Trade{ID: d.Str(), State: State(d.Str()), RFQ: d.Str(), Quote: d.Str(), Taker: d.Str(), Maker: d.Str(),
-		Direction: Direction(d.Str()), Base: d.Str(), QuoteSym: d.Str(), Price: wire.Decode(d, money.DecodeBinary), Amounts: readAmounts(d),
+		Direction: Direction(d.Str()), Base: d.Str(), QuoteSym: d.Str(), Price: money.ReadDecimal(d), Amounts: readAmounts(d),
 		AcceptedAt: d.Time(), WindowEnds: d.Time(), SettledAt: d.Time(), UpdateID: d.Str(), Receipts: d.Strs(),
 		Allocations: readAllocations(d), Actions: d.Strs(), FailReason: d.Str(), Lists: d.Int(),
 		PendingReleases: d.Int(), ReleaseFailed: d.Bool(), Rechecked: d.Bool()}
@@ -596,7 +596,7 @@ func writeHeldReply(e *encoder, h *HeldReply) {
 		for _, s := range f.Sent {
 			e.Str(s.Symbol)
 			e.Str(s.DisplaySymbol)
-			e.Marshal(s.Amount)
+			s.Amount.Encode(e)
 		}
 		e.Len(len(f.Skipped), f.Skipped == nil)
 		for _, s := range f.Skipped {
@@ -628,7 +628,7 @@ func readHeldReply(d *decoder) *HeldReply {
 		if n, isNil := d.Len(); !isNil {
 			f.Sent = make([]FaucetSent, n)
 			for i := range f.Sent {
-				f.Sent[i] = FaucetSent{Symbol: d.Str(), DisplaySymbol: d.Str(), Amount: wire.Decode(d, money.DecodeBinary)}
+				f.Sent[i] = FaucetSent{Symbol: d.Str(), DisplaySymbol: d.Str(), Amount: money.ReadDecimal(d)}
 			}
 		}
 		if n, isNil := d.Len(); !isNil {
@@ -679,7 +679,7 @@ func writeLegs(e *encoder, ls []Leg) {
 		e.Str(l.Sender)
 		e.Str(l.Receiver)
 		e.Str(l.Instrument)
-		e.Marshal(l.Amount)
+		l.Amount.Encode(e)
 	}
 }
 
@@ -690,7 +690,7 @@ func readLegs(d *decoder) []Leg {
 	}
 	out := make([]Leg, n)
 	for i := range out {
-		out[i] = Leg{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: wire.Decode(d, money.DecodeBinary)}
+		out[i] = Leg{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
 	}
 	return out
 }
@@ -712,7 +712,7 @@ func writeCommand(e *encoder, c *Command) {
 		e.Str(x.Owner)
 		e.Bool(x.Send)
 		e.Str(x.Instrument)
-		e.Marshal(x.Amount)
+		x.Amount.Encode(e)
 		e.Time(x.AllocateBefore)
 		e.Time(x.SettleBefore)
 	}
@@ -729,7 +729,7 @@ func writeCommand(e *encoder, c *Command) {
 		e.Str(x.Sender)
 		e.Str(x.Receiver)
 		e.Str(x.Instrument)
-		e.Marshal(x.Amount)
+		x.Amount.Encode(e)
 	}
 	if x := c.AcceptTransfer; x != nil {
 		e.Str(x.InstructionCID)
@@ -748,7 +748,7 @@ func readCommand(d *decoder) *Command {
 	c := &Command{}
 	if mask&1 != 0 {
 		c.Allocate = &AllocateCmd{Executor: d.Str(), SettlementID: d.Str(), LegID: d.Str(), Owner: d.Str(),
-			Send: d.Bool(), Instrument: d.Str(), Amount: wire.Decode(d, money.DecodeBinary), AllocateBefore: d.Time(), SettleBefore: d.Time()}
+			Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d), AllocateBefore: d.Time(), SettleBefore: d.Time()}
 	}
 	if mask&2 != 0 {
 		c.CancelAllocation = &CancelAllocationCmd{AllocationCID: d.Str()}
@@ -757,7 +757,7 @@ func readCommand(d *decoder) *Command {
 		c.Settle = &SettleCmd{Executor: d.Str(), SettlementID: d.Str(), Legs: readLegs(d), Allocations: d.Strs()}
 	}
 	if mask&8 != 0 {
-		c.Transfer = &TransferCmd{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: wire.Decode(d, money.DecodeBinary)}
+		c.Transfer = &TransferCmd{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
 	}
 	if mask&16 != 0 {
 		c.AcceptTransfer = &AcceptTransferCmd{InstructionCID: d.Str()}

@@ -13,7 +13,6 @@
 package wire
 
 import (
-	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -157,11 +156,13 @@ func (e *Encoder) Time(t time.Time) {
 	e.Uvarint(uint64(t.Nanosecond()))
 }
 
-// Marshal appends v's own binary form (for example a decimal's canonical encoding).
-func (e *Encoder) Marshal(v encoding.BinaryAppender) {
-	var err error
-	if e.B, err = v.AppendBinary(e.B); err != nil {
-		e.Fail(fmt.Errorf("encode %T: %w", v, err))
+// Appended takes the result of appending a value's own binary form to B, as in
+// e.Appended(v.AppendBinary(e.B)): the buffer is kept, and an error is recorded. (A
+// direct call, unlike one through an interface, does not move v to the heap.)
+func (e *Encoder) Appended(b []byte, err error) {
+	e.B = b
+	if err != nil {
+		e.Fail(fmt.Errorf("encode: %w", err))
 	}
 }
 
@@ -425,22 +426,20 @@ func (d *Decoder) Time() time.Time {
 	return time.Unix(sec+zeroUnix, int64(nsec)).UTC()
 }
 
-// Decode reads a value in its own binary form: decode parses the front of the bytes left
-// and says how many it used. T's zero value is returned on error.
-func Decode[T any](d *Decoder, decode func([]byte) (T, int, error)) T {
-	var zero T
+// Rest returns the bytes not yet read (not copied), nil after an error: a value with its
+// own binary form is read from them, and Skip passes over what it used.
+func (d *Decoder) Rest() []byte {
 	if d.err != nil {
-		return zero
+		return nil
 	}
-	v, n, err := decode(d.b[d.off:])
-	if err != nil {
-		d.Fail(err)
-		return zero
-	}
-	if n < 0 || n > len(d.b)-d.off {
+	return d.b[d.off:]
+}
+
+// Skip passes over n bytes that the caller read from Rest.
+func (d *Decoder) Skip(n int) {
+	if n < 0 {
 		d.Fail(ErrMalformed)
-		return zero
+		return
 	}
-	d.off += n
-	return v
+	d.span(uint64(n))
 }

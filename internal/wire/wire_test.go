@@ -222,21 +222,28 @@ func TestBoolMalformed(t *testing.T) {
 	}
 }
 
-// TestDecodeCustom: Decode hands the bytes left to a value's own decoder and advances by
-// what it used.
-func TestDecodeCustom(t *testing.T) {
+// TestRestSkip: a value with its own binary form is read from Rest and passed over with
+// Skip; Skip past the end is an error, and Rest is nil after one.
+func TestRestSkip(t *testing.T) {
 	var e Encoder
-	e.U8(7)
+	e.Appended(append(e.B, 7), nil)
 	e.U8(9)
 	d := NewDecoder(e.B)
-	first := Decode(d, func(b []byte) (byte, int, error) { return b[0], 1, nil })
-	if first != 7 || d.U8() != 9 || d.Err() != nil {
-		t.Fatalf("first %d, err %v", first, d.Err())
+	if d.Rest()[0] != 7 {
+		t.Fatalf("Rest = %v", d.Rest())
 	}
-	d = NewDecoder(e.B)
-	Decode(d, func(b []byte) (byte, int, error) { return 0, 0, ErrMalformed })
-	if !errors.Is(d.Err(), ErrMalformed) || d.U8() != 0 {
+	d.Skip(1)
+	if d.U8() != 9 || d.Err() != nil {
 		t.Fatalf("err %v", d.Err())
+	}
+	d.Skip(1)
+	if !errors.Is(d.Err(), ErrTruncated) || d.Rest() != nil {
+		t.Fatalf("err %v, rest %v", d.Err(), d.Rest())
+	}
+	var f Encoder
+	f.Appended([]byte{1}, ErrMalformed)
+	if !errors.Is(f.Err(), ErrMalformed) {
+		t.Fatalf("Appended error lost: %v", f.Err())
 	}
 }
 
