@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"time"
 )
 
@@ -149,10 +150,18 @@ func (e *Encoder) ByteSlices(s [][]byte) {
 // time is two bytes and every time.Time instant is exact.
 const zeroUnix = -62135596800
 
+// MaxSeconds bounds an encoded time: seconds since year 1 up to about year 34,800.
+const MaxSeconds = 1 << 40
+
 // Time appends an instant as seconds since year 1 (varint) and nanoseconds (uvarint); the
-// location is not kept (times decode as UTC).
+// location is not kept (times decode as UTC). A time before year 1 or past MaxSeconds is
+// an error.
 func (e *Encoder) Time(t time.Time) {
-	e.Varint(t.Unix() - zeroUnix)
+	sec := t.Unix() - zeroUnix
+	if sec < 0 || sec > MaxSeconds {
+		e.Fail(fmt.Errorf("time %s out of range", t))
+	}
+	e.Varint(sec)
 	e.Uvarint(uint64(t.Nanosecond()))
 }
 
@@ -212,32 +221,32 @@ func (d *Decoder) Failf(format string, args ...any) {
 	d.Fail(fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...)))
 }
 
-// Uvarint reads an unsigned varint.
+// uvarintLen is the length of v's minimal uvarint encoding.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+// Uvarint reads an unsigned varint; an overlong one (not the minimal encoding) is
+// malformed, so that every accepted encoding re-encodes to the same bytes.
 func (d *Decoder) Uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
+	if n == 0 {
 		d.Fail(ErrTruncated)
+		return 0
+	}
+	if n < 0 || n != uvarintLen(v) {
+		d.Fail(ErrMalformed)
 		return 0
 	}
 	d.off += n
 	return v
 }
 
-// Varint reads a zig-zag signed varint.
+// Varint reads a zig-zag signed varint (minimal, as Uvarint).
 func (d *Decoder) Varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 {
-		d.Fail(ErrTruncated)
-		return 0
-	}
-	d.off += n
-	return v
+	u := d.Uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // Int reads a signed varint that must fit an int.
@@ -416,7 +425,7 @@ func (d *Decoder) Time() time.Time {
 	if d.err != nil {
 		return time.Time{}
 	}
-	if nsec >= 1e9 || sec < 0 || sec > 1<<40 {
+	if nsec >= 1e9 || sec < 0 || sec > MaxSeconds {
 		d.Fail(ErrMalformed)
 		return time.Time{}
 	}

@@ -268,3 +268,22 @@ func TestStream(t *testing.T) {
 		t.Fatalf("err %v, %d bytes written, want %d", e.Err(), out.Len(), len(want.B))
 	}
 }
+
+// TestOverlongVarint: an overlong varint is refused, so an accepted encoding is canonical.
+func TestOverlongVarint(t *testing.T) {
+	for _, b := range [][]byte{{0x80, 0x00}, {0x81, 0x80, 0x00}} {
+		d := NewDecoder(b)
+		if d.Uvarint(); !errors.Is(d.Err(), ErrMalformed) {
+			t.Errorf("%x: err %v", b, d.Err())
+		}
+	}
+}
+
+// TestTimeOutOfRange: a time before year 1 is an encoding error.
+func TestTimeOutOfRange(t *testing.T) {
+	var e Encoder
+	e.Time(time.Unix(-62135596801, 0))
+	if e.Err() == nil {
+		t.Fatal("no error")
+	}
+}
