@@ -101,7 +101,6 @@ func encodeInput(e *encoder, in Input) error {
 		e.Str(v.KeyHash)
 	case Checkpoint:
 		e.Str(v.Digest)
-		e.Str(v.Scheme)
 	case CheckpointMark:
 	case CheckpointDigest:
 		e.Uvarint(v.Mark)
@@ -183,7 +182,7 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	case FaucetDraw{}.Kind():
 		in = FaucetDraw{Req: Req{KeyHash: d.Str()}}
 	case Checkpoint{}.Kind():
-		in = Checkpoint{Digest: d.Str(), Scheme: d.Str()}
+		in = Checkpoint{Digest: d.Str()}
 	case CheckpointMark{}.Kind():
 		in = CheckpointMark{}
 	case CheckpointDigest{}.Kind():

@@ -15,12 +15,12 @@ import (
 //
 // A snapshot is the binary encoding of the whole Desk: the magic "RFQDDESK", a uvarint
 // format version (snapshotVersion), then every field in declaration order with the
-// primitives of bincodec.go. The configuration is embedded as its JSON (it is small and
+// primitives of internal/wire. The configuration is embedded as its JSON (it is small and
 // read once); maps are written as their entry count followed by the entries in ascending
 // key order, so the bytes are a function of the state alone and Digest can hash them.
-// Restore reads this format and, for snapshots written before it, the JSON of the Desk.
+// Restore reads only this format.
 
-// snapshotMagic starts every binary snapshot; a JSON snapshot starts with '{'.
+// snapshotMagic starts every desk snapshot.
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
@@ -124,49 +124,30 @@ func (d *Desk) WriteSnapshot(w io.Writer) error {
 	return nil
 }
 
-// LegacyDigest is the digest desks wrote into checkpoints of version-1 journal records:
-// the SHA-256 of the state's JSON (encoding/json sorts map keys).
-func (d *Desk) LegacyDigest() ([32]byte, error) {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return [32]byte{}, fmt.Errorf("encode desk state: %w", err)
-	}
-	return sha256.Sum256(b), nil
-}
-
-// VerifyCheckpoint reports whether the desk's digest, computed by the scheme the
-// checkpoint names, is the one the checkpoint carries.
+// VerifyCheckpoint reports whether the desk's digest (Digest) is the one the checkpoint
+// carries.
 func (d *Desk) VerifyCheckpoint(cp Checkpoint) (bool, error) {
-	var sum [32]byte
-	var err error
-	switch cp.Scheme {
-	case "":
-		sum, err = d.Digest()
-	case DigestJSON:
-		sum, err = d.LegacyDigest()
-	default:
-		return false, fmt.Errorf("checkpoint digest scheme %q is not one this desk knows", cp.Scheme)
-	}
+	sum, err := d.Digest()
 	if err != nil {
 		return false, err
 	}
 	return fmt.Sprintf("%x", sum) == cp.Digest, nil
 }
 
-// Restore rebuilds a desk from a snapshot: the binary format of EncodeSnapshot, or the JSON
-// of a Desk that snapshots held before it.
+// Restore rebuilds a desk from a snapshot in the binary format of EncodeSnapshot. Any other
+// bytes, such as the JSON snapshots of earlier desks, are refused with an error naming
+// what they are.
 func Restore(b []byte) (*Desk, error) {
-	var d *Desk
-	if bytes.HasPrefix(b, []byte(snapshotMagic)) {
-		var err error
-		if d, err = decodeSnapshot(b); err != nil {
-			return nil, fmt.Errorf("decode desk snapshot: %w", err)
+	if !bytes.HasPrefix(b, []byte(snapshotMagic)) {
+		what := "not a desk snapshot"
+		if len(b) > 0 && b[0] == '{' {
+			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-	} else {
-		d = &Desk{}
-		if err := json.Unmarshal(b, d); err != nil {
-			return nil, fmt.Errorf("decode desk snapshot: %w", err)
-		}
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of version %d", what, snapshotVersion)
+	}
+	d, err := decodeSnapshot(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode desk snapshot: %w", err)
 	}
 	if err := d.Cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("snapshot configuration: %w", err)
@@ -178,7 +159,7 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
 	if v := dec.Uvarint(); dec.Err() == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("binary snapshot version %d is not one this desk reads (%d)", v, snapshotVersion)
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only version %d", v, snapshotVersion)
 	}
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
