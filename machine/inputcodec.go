@@ -6,8 +6,8 @@ import (
 	"github.com/deskco/rfqdesk/money"
 )
 
-// Binary encodings of the journaled inputs, the body of a version-2 journal record
-// (codec.go). Fields are written in declaration order with the primitives of bincodec.go;
+// Binary encodings of the journaled inputs, the body of a journal record
+// (codec.go). Fields are written in declaration order with the primitives of internal/wire;
 // the record's kind says which encoding follows.
 
 // encodeInput appends the binary body of an input.
