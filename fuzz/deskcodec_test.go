@@ -33,7 +33,7 @@ func FuzzDecimalBinary(f *testing.F) {
 }
 
 // FuzzDecodeEnvelope checks that the journal record decoder never panics on arbitrary
-// bytes, and that a record it accepts re-encodes to a record that decodes alike.
+// bytes, and that a record it accepts re-encodes to the same bytes (the form is canonical).
 func FuzzDecodeEnvelope(f *testing.F) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 5, time.UTC)
 	for _, in := range []machine.Input{machine.Tick{}, machine.SocketOpened{Socket: 3, KeyHash: "k"},
@@ -48,7 +48,6 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"v":1,"seq":9,"at":"2026-11-21T12:00:00.5Z","kind":"rfq.create","input":{"qty":"1.5","invitedMakers":["x"]}}`))
-	f.Add([]byte(`{"v":2,"seq":9,"at":"2026-11-21T12:00:00Z","kind":"socket.closed","bin":"Aw=="}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		env, err := machine.DecodeEnvelope(b)
 		if err != nil {
@@ -56,11 +55,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		}
 		out, err := machine.EncodeEnvelope(env)
 		if err != nil {
-			return // e.g. a negative amount from a binary body: decodable, not journalable as JSON
+			t.Fatalf("decoded record %x does not encode: %v", b, err)
 		}
-		back, err := machine.DecodeEnvelope(out)
-		if err != nil || back.Seq != env.Seq || !back.At.Equal(env.At) || back.Input.Kind() != env.Input.Kind() {
-			t.Fatalf("re-encoded record %s decodes as %+v (%v), want %+v", out, back, err, env)
+		if !bytes.Equal(out, b) {
+			t.Fatalf("record %x re-encodes as %x", b, out)
 		}
 	})
 }

@@ -6,9 +6,12 @@ import (
 	"hash/crc32"
 )
 
-// FormatVersion is the version of the segment and snapshot formats this
-// code writes. It reads every version from 1 up to FormatVersion.
-const FormatVersion = 1
+// FormatVersion is the version of the segment and snapshot formats this code writes, and
+// the only one it reads. Version 1 data directories held the desk's JSON journal records
+// and JSON or binary desk snapshots; version 2 holds binary records and snapshots only
+// (docs/journal.md). A directory of another version is refused (ErrUnsupportedVersion)
+// with a message naming both versions.
+const FormatVersion = 2
 
 // Segment header, segHeaderSize bytes at the start of every segment file:
 //
@@ -56,8 +59,8 @@ func decodeSegHeader(b []byte) (segHeader, error) {
 		epoch:    binary.LittleEndian.Uint64(b[12:20]),
 		firstSeq: binary.LittleEndian.Uint64(b[20:28]),
 	}
-	if h.version == 0 || h.version > FormatVersion {
-		return h, fmt.Errorf("%w: segment version %d, this code reads 1..%d", ErrUnsupportedVersion, h.version, FormatVersion)
+	if h.version != FormatVersion {
+		return h, fmt.Errorf("%w: segment version %d, this code reads only version %d", ErrUnsupportedVersion, h.version, FormatVersion)
 	}
 	if flags := binary.LittleEndian.Uint16(b[10:12]); flags != 0 {
 		return h, fmt.Errorf("segment header: unknown flags %#x", flags)
@@ -122,8 +125,8 @@ func decodeSnapHeader(b []byte) (snapHeader, error) {
 		length:  binary.LittleEndian.Uint64(b[32:40]),
 		dataCRC: binary.LittleEndian.Uint32(b[40:44]),
 	}
-	if h.version == 0 || h.version > FormatVersion {
-		return h, fmt.Errorf("%w: snapshot version %d, this code reads 1..%d", ErrUnsupportedVersion, h.version, FormatVersion)
+	if h.version != FormatVersion {
+		return h, fmt.Errorf("%w: snapshot version %d, this code reads only version %d", ErrUnsupportedVersion, h.version, FormatVersion)
 	}
 	if flags := binary.LittleEndian.Uint16(b[10:12]); flags != 0 {
 		return h, fmt.Errorf("snapshot header: unknown flags %#x", flags)

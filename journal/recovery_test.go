@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,6 +246,23 @@ func TestSegmentStructure(t *testing.T) {
 			check: func(t *testing.T, err error, segs []string) {
 				if !errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), segs[0]) {
 					t.Fatalf("OpenDir = %v, want ErrUnsupportedVersion naming %s", err, segs[0])
+				}
+			},
+		},
+		{
+			name: "older version",
+			break_: func(t *testing.T, segs []string) {
+				b, _ := os.ReadFile(segs[0])
+				h, _ := decodeSegHeader(b)
+				h.version = FormatVersion - 1
+				copy(b, h.encode())
+				os.WriteFile(segs[0], b, 0o644)
+			},
+			check: func(t *testing.T, err error, segs []string) {
+				want := fmt.Sprintf("segment version %d, this code reads only version %d", FormatVersion-1, FormatVersion)
+				if !errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), segs[0]) ||
+					!strings.Contains(err.Error(), want) {
+					t.Fatalf("OpenDir = %v, want ErrUnsupportedVersion naming %s and %q", err, segs[0], want)
 				}
 			},
 		},

@@ -35,7 +35,7 @@ const (
 	digestVersion0 byte = 2
 )
 
-func entitySum(e *encoder) [32]byte { return sha256.Sum256(e.b) }
+func entitySum(e *encoder) [32]byte { return sha256.Sum256(e.B) }
 
 // sumScratch is the reusable encoding buffer of the write path and the fingerprint
 // cache of parties and instruments (guarded by the ledger's lock); readers pass nil and
@@ -49,7 +49,7 @@ func newEntity(s *sumScratch, tag byte) *encoder {
 	if s == nil {
 		s = &sumScratch{}
 	}
-	s.e.b = append(s.e.b[:0], digestVersion0, tag)
+	s.e.B = append(s.e.B[:0], digestVersion0, tag)
 	s.e.fps = s.fps
 	return &s.e
 }
@@ -95,15 +95,15 @@ func idFP(fps map[string][8]byte, id string) [8]byte {
 // id appends an id's fingerprint; "" is eight zero bytes.
 func (e *encoder) id(s string) {
 	if s == "" {
-		e.b = append(e.b, 0, 0, 0, 0, 0, 0, 0, 0)
+		e.B = append(e.B, 0, 0, 0, 0, 0, 0, 0, 0)
 		return
 	}
 	f := idFP(e.fps, s)
-	e.b = append(e.b, f[:]...)
+	e.Raw(f[:])
 }
 
 func (e *encoder) ids(ss []string) {
-	e.u32(uint32(len(ss)))
+	e.U32(uint32(len(ss)))
 	for _, s := range ss {
 		e.id(s)
 	}
@@ -114,7 +114,7 @@ func partySum(s *sumScratch, p *Party) [32]byte {
 	e.str(p.ID)
 	e.str(p.Hint)
 	e.bytes(p.PublicKey)
-	e.boolean(p.External)
+	e.Bool(p.External)
 	return entitySum(e)
 }
 
@@ -133,9 +133,9 @@ func instrumentSum(s *sumScratch, in *Instrument) [32]byte {
 	e.str(in.Admin)
 	e.str(in.Symbol)
 	e.str(in.DisplaySymbol)
-	e.u32(uint32(in.Decimals))
-	e.boolean(in.Native)
-	e.boolean(in.Listed)
+	e.U32(uint32(in.Decimals))
+	e.Bool(in.Native)
+	e.Bool(in.Listed)
 	return entitySum(e)
 }
 
@@ -148,21 +148,21 @@ const (
 
 func encodeLock(e *encoder, l *Lock) {
 	if l == nil {
-		e.u8(0)
+		e.U8(0)
 		return
 	}
-	e.u8(1)
+	e.U8(1)
 	e.ids(l.Holders)
 	e.time(l.Expires)
 	switch {
 	case strings.HasPrefix(l.Context, "allocation "):
-		e.u8(lockAllocation)
+		e.U8(lockAllocation)
 		e.id(l.Context[len("allocation "):])
 	case strings.HasPrefix(l.Context, "transfer "):
-		e.u8(lockTransfer)
+		e.U8(lockTransfer)
 		e.id(l.Context[len("transfer "):])
 	default:
-		e.u8(lockOther)
+		e.U8(lockOther)
 		e.str(l.Context)
 	}
 }
@@ -176,7 +176,7 @@ var contractKindTags = map[ContractKind]byte{
 // are 8-byte fingerprints (idFP), so that a contract costs two or three SHA-256 blocks.
 func contractSum(s *sumScratch, c *contract) [32]byte {
 	e := newEntity(s, entContract)
-	e.u8(contractKindTags[c.kind])
+	e.U8(contractKindTags[c.kind])
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
@@ -206,7 +206,7 @@ func contractSum(s *sumScratch, c *contract) [32]byte {
 		e.str(a.Settlement.ID)
 		e.str(a.LegID)
 		e.id(a.Owner)
-		e.u8(byte(a.Side))
+		e.U8(byte(a.Side))
 		e.id(a.Instrument)
 		e.dec(a.Amount)
 		e.time(a.AllocateBefore)

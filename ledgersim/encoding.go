@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/wire"
 	"github.com/deskco/rfqdesk/money"
 )
 
@@ -29,45 +30,45 @@ const EncodingVersion byte = 1
 // encoder writes the canonical encoding: big-endian integers, length-prefixed byte
 // strings (uint32 length), counted lists (uint32 count), times as a presence byte plus
 // int64 Unix nanoseconds, decimals as their minimal text.
+//
+// It is the project's encoding primitives (internal/wire) with the hash encodings' own
+// forms of strings, lists, times and decimals, whose layout is a signing contract.
 type encoder struct {
-	b   []byte
+	wire.Encoder
 	fps map[string][8]byte // id fingerprints of the digest encodings (digest.go)
 }
 
-func (e *encoder) u8(v byte)    { e.b = append(e.b, v) }
-func (e *encoder) u32(v uint32) { e.b = binary.BigEndian.AppendUint32(e.b, v) }
-func (e *encoder) u64(v uint64) { e.b = binary.BigEndian.AppendUint64(e.b, v) }
-func (e *encoder) i64(v int64)  { e.u64(uint64(v)) }
+func (e *encoder) i64(v int64) { e.U64(uint64(v)) }
 func (e *encoder) str(s string) {
-	e.u32(uint32(len(s)))
-	e.b = append(e.b, s...)
+	e.U32(uint32(len(s)))
+	e.RawStr(s)
 }
 func (e *encoder) bytes(b []byte) {
-	e.u32(uint32(len(b)))
-	e.b = append(e.b, b...)
+	e.U32(uint32(len(b)))
+	e.Raw(b)
 }
 func (e *encoder) strs(ss []string) {
-	e.u32(uint32(len(ss)))
+	e.U32(uint32(len(ss)))
 	for _, s := range ss {
 		e.str(s)
 	}
 }
 func (e *encoder) time(t time.Time) {
 	if t.IsZero() {
-		e.u8(0)
+		e.U8(0)
 		return
 	}
-	e.u8(1)
+	e.U8(1)
 	e.i64(t.UnixNano())
 }
 
 // dec writes d's minimal plain text (d.String()) as a str, formatted straight from the
 // decimal's canonical binary form when its coefficient fits 64 bits (no allocation).
 func (e *encoder) dec(d money.Decimal) {
-	at := len(e.b)
-	e.u32(0)
-	e.b = appendDecText(e.b, d)
-	binary.BigEndian.PutUint32(e.b[at:], uint32(len(e.b)-at-4))
+	at := len(e.B)
+	e.U32(0)
+	e.B = appendDecText(e.B, d)
+	binary.BigEndian.PutUint32(e.B[at:], uint32(len(e.B)-at-4))
 }
 
 // decParts reads the canonical binary form of d (money/binary.go: a uvarint header of
@@ -134,13 +135,6 @@ func fractionDigits(d money.Decimal) int {
 	}
 	return d.FractionDigits()
 }
-func (e *encoder) boolean(v bool) {
-	if v {
-		e.u8(1)
-	} else {
-		e.u8(0)
-	}
-}
 
 // Command tags in the canonical encoding.
 const (
@@ -161,10 +155,10 @@ func (s SettlementRef) encode(e *encoder) {
 }
 
 func (c Allocate) encode(e *encoder) {
-	e.u8(tagAllocate)
+	e.U8(tagAllocate)
 	c.Settlement.encode(e)
 	e.str(c.LegID)
-	e.u8(byte(c.Side))
+	e.U8(byte(c.Side))
 	e.str(c.Instrument)
 	e.dec(c.Amount)
 	e.time(c.AllocateBefore)
@@ -172,19 +166,19 @@ func (c Allocate) encode(e *encoder) {
 }
 
 func (c CancelAllocation) encode(e *encoder) {
-	e.u8(tagCancelAllocation)
+	e.U8(tagCancelAllocation)
 	e.str(c.Allocation)
 }
 
 func (c WithdrawAllocation) encode(e *encoder) {
-	e.u8(tagWithdrawAllocation)
+	e.U8(tagWithdrawAllocation)
 	e.str(c.Allocation)
 }
 
 func (c Settle) encode(e *encoder) {
-	e.u8(tagSettle)
+	e.U8(tagSettle)
 	c.Settlement.encode(e)
-	e.u32(uint32(len(c.Legs)))
+	e.U32(uint32(len(c.Legs)))
 	for _, l := range c.Legs {
 		e.str(l.Sender)
 		e.str(l.Receiver)
@@ -195,7 +189,7 @@ func (c Settle) encode(e *encoder) {
 }
 
 func (c Transfer) encode(e *encoder) {
-	e.u8(tagTransfer)
+	e.U8(tagTransfer)
 	e.str(c.Receiver)
 	e.str(c.Instrument)
 	e.dec(c.Amount)
@@ -204,22 +198,22 @@ func (c Transfer) encode(e *encoder) {
 }
 
 func (c AcceptTransfer) encode(e *encoder) {
-	e.u8(tagAcceptTransfer)
+	e.U8(tagAcceptTransfer)
 	e.str(c.Instruction)
 }
 
 func (c RejectTransfer) encode(e *encoder) {
-	e.u8(tagRejectTransfer)
+	e.U8(tagRejectTransfer)
 	e.str(c.Instruction)
 }
 
 func (c WithdrawTransfer) encode(e *encoder) {
-	e.u8(tagWithdrawTransfer)
+	e.U8(tagWithdrawTransfer)
 	e.str(c.Instruction)
 }
 
 func (c CreatePreapproval) encode(e *encoder) {
-	e.u8(tagCreatePreapproval)
+	e.U8(tagCreatePreapproval)
 	e.str(c.Receiver)
 }
 
@@ -227,19 +221,19 @@ func (c CreatePreapproval) encode(e *encoder) {
 // named ledgerID (ENCODING.md): version, ledger id, prepared id, acting party, command
 // id, command, input contract ids, prepared-at and expires-at times.
 func EncodePrepared(ledgerID string, p Prepared) []byte {
-	e := encoder{b: make([]byte, 0, 512)}
+	e := encoder{Encoder: wire.Encoder{B: make([]byte, 0, 512)}}
 	encodePreparedTo(&e, ledgerID, &p)
-	return e.b
+	return e.B
 }
 
 func encodePreparedTo(e *encoder, ledgerID string, p *Prepared) {
-	e.u8(EncodingVersion)
+	e.U8(EncodingVersion)
 	e.str(ledgerID)
 	e.str(p.ID)
 	e.str(p.ActAs)
 	e.str(p.CommandID)
 	if p.Command == nil {
-		e.u8(0)
+		e.U8(0)
 	} else {
 		p.Command.encode(e)
 	}
@@ -257,9 +251,9 @@ func HashPrepared(ledgerID string, p Prepared) [32]byte {
 
 // hashPreparedTo is HashPrepared encoding into e's reused buffer.
 func hashPreparedTo(e *encoder, ledgerID string, p *Prepared) [32]byte {
-	e.b = binary.BigEndian.AppendUint32(e.b[:0], uint32(PurposePreparedTransaction))
+	e.B = binary.BigEndian.AppendUint32(e.B[:0], uint32(PurposePreparedTransaction))
 	encodePreparedTo(e, ledgerID, p)
-	return sha256.Sum256(e.b)
+	return sha256.Sum256(e.B)
 }
 
 // TopologyHash returns Canton's 34-byte multihash of topology content:
@@ -302,11 +296,11 @@ var topologyDescriptions = map[byte]string{
 
 // topologyContent is the canonical encoding of one onboarding topology transaction.
 func topologyContent(ledgerID string, kind byte, hint string, pub ed25519.PublicKey) []byte {
-	e := encoder{b: make([]byte, 0, 256)}
-	e.u8(EncodingVersion)
+	e := encoder{Encoder: wire.Encoder{B: make([]byte, 0, 256)}}
+	e.U8(EncodingVersion)
 	e.str(ledgerID)
-	e.u8(kind)
-	e.u32(1) // serial: the first version of each mapping
+	e.U8(kind)
+	e.U32(1) // serial: the first version of each mapping
 	e.str(PartyID(hint, pub))
 	e.str(Fingerprint(pub))
 	switch kind {
@@ -317,7 +311,7 @@ func topologyContent(ledgerID string, kind byte, hint string, pub ed25519.Public
 		e.str("participant::" + ledgerID)
 		e.str("confirmation")
 	}
-	return e.b
+	return e.B
 }
 
 // OnboardingTopology returns the topology transactions an external party signs to be

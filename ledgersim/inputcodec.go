@@ -1,15 +1,13 @@
 package ledgersim
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
-	"time"
 
+	"github.com/deskco/rfqdesk/internal/wire"
 	"github.com/deskco/rfqdesk/money"
 )
 
@@ -30,10 +28,6 @@ const InputBinaryVersion byte = 1
 
 // ErrInputRecord matches every error DecodeInput returns for a record it cannot read.
 var ErrInputRecord = errors.New("ledgersim: malformed input record")
-
-// maxRecordSeconds bounds a decoded time: seconds since the zero time (year 1) up to
-// about year 34,800, beyond any time a ledger stamps.
-const maxRecordSeconds = 1 << 40
 
 // inputKinds numbers the input kinds in the binary form (index + 1; 0: the kind as text).
 var inputKinds = [...]InputKind{InputOnboard, InputCompleteOnboarding, InputAllocateInternal,
@@ -87,7 +81,7 @@ const (
 // apart from an empty envelope, times to the nanosecond. It fails for a time before year
 // 1 or after maxRecordSeconds, and for an amount that is not a finite number.
 func (in *Input) AppendBinary(b []byte) ([]byte, error) {
-	e := inputEncoder{b: append(slices.Grow(b, in.sizeHint()), InputBinaryVersion)}
+	e := inputEncoder{wire.Encoder{B: append(slices.Grow(b, in.sizeHint()), InputBinaryVersion)}}
 	kind := 0
 	for i, k := range inputKinds {
 		if in.Kind == k {
@@ -95,11 +89,11 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 			break
 		}
 	}
-	e.uvarint(uint64(kind))
+	e.Uvarint(uint64(kind))
 	if kind == 0 {
-		e.str(string(in.Kind))
+		e.Str(string(in.Kind))
 	}
-	e.time(in.At)
+	e.Time(in.At)
 	var mask uint64
 	set := func(bit uint64, ok bool) {
 		if ok {
@@ -118,27 +112,27 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 	set(inSignature, in.Signature != nil)
 	set(inInstrument, in.Instrument != "")
 	set(inUpdateID, in.UpdateID != "")
-	e.uvarint(mask)
+	e.Uvarint(mask)
 	if mask&inHint != 0 {
-		e.str(in.Hint)
+		e.Str(in.Hint)
 	}
 	if mask&inPublicKey != 0 {
-		e.str(string(in.PublicKey))
+		e.Str(string(in.PublicKey))
 	}
 	if mask&inPartyID != 0 {
 		e.id(in.PartyID)
 	}
 	if mask&inSignatures != 0 {
-		e.uvarint(uint64(len(in.Signatures)))
+		e.Uvarint(uint64(len(in.Signatures)))
 		for _, s := range in.Signatures {
-			e.optBytes(s)
+			e.Bytes(s)
 		}
 	}
 	if mask&inActAs != 0 {
 		e.id(in.ActAs)
 	}
 	if mask&inCommandID != 0 {
-		e.str(in.CommandID)
+		e.Str(in.CommandID)
 	}
 	if mask&inCommand != 0 {
 		e.envelope(in.Command)
@@ -147,21 +141,21 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 		e.id(in.PreparedID)
 	}
 	if mask&inHash != 0 {
-		e.str(string(in.Hash))
+		e.Str(string(in.Hash))
 	}
 	if mask&inSignature != 0 {
-		e.str(string(in.Signature))
+		e.Str(string(in.Signature))
 	}
 	if mask&inInstrument != 0 {
-		e.str(in.Instrument)
+		e.Str(in.Instrument)
 	}
 	if mask&inUpdateID != 0 {
 		e.id(in.UpdateID)
 	}
-	if e.err != nil {
-		return b, fmt.Errorf("ledgersim: encode %s input: %w", in.Kind, e.err)
+	if err := e.Err(); err != nil {
+		return b, fmt.Errorf("ledgersim: encode %s input: %w", in.Kind, err)
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
 // sizeHint bounds the length of the input's binary form from above (ids shrink, every
@@ -242,9 +236,10 @@ func decodeJSONInput(rec []byte) (Input, error) {
 }
 
 func (in *Input) decodeBinary(rec []byte) error {
-	d := inputDecoder{b: rec, off: 1}
-	if kind := d.uvarint(); kind == 0 {
-		k := d.str()
+	d := inputDecoder{*wire.NewDecoder(rec)}
+	d.Skip(1) // the version
+	if kind := d.Uvarint(); kind == 0 {
+		k := d.Str()
 		for _, known := range inputKinds {
 			if InputKind(k) == known {
 				d.fail("the known kind %q written as text", k)
@@ -256,8 +251,8 @@ func (in *Input) decodeBinary(rec []byte) error {
 	} else {
 		d.fail("unknown input kind %d", kind)
 	}
-	in.At = d.time()
-	mask := d.uvarint()
+	in.At = d.Time()
+	mask := d.Uvarint()
 	if mask&^inAllFields != 0 {
 		d.fail("unknown fields %#x", mask&^inAllFields)
 	}
@@ -271,10 +266,10 @@ func (in *Input) decodeBinary(rec []byte) error {
 		in.PartyID = d.nonEmptyID()
 	}
 	if mask&inSignatures != 0 {
-		n := d.count()
+		n := d.Count()
 		in.Signatures = make([][]byte, n)
 		for i := range in.Signatures {
-			in.Signatures[i] = d.optBytes()
+			in.Signatures[i] = d.Bytes()
 		}
 	}
 	if mask&inActAs != 0 {
@@ -301,57 +296,20 @@ func (in *Input) decodeBinary(rec []byte) error {
 	if mask&inUpdateID != 0 {
 		in.UpdateID = d.nonEmptyID()
 	}
-	if d.err == nil && d.off != len(d.b) {
-		d.fail("%d bytes after the input", len(d.b)-d.off)
+	if d.Err() == nil && d.Left() != 0 {
+		d.fail("%d bytes after the input", d.Left())
 	}
-	if d.err != nil {
+	if err := d.Err(); err != nil {
 		*in = Input{}
-		return d.err
+		return fmt.Errorf("%w: %w", ErrInputRecord, err)
 	}
 	return nil
 }
 
-// inputEncoder appends the primitives of the binary Input form; the first error sticks.
+// inputEncoder writes the binary Input form with the project's encoding primitives
+// (internal/wire), adding the ledger's compact ids; the first error sticks.
 type inputEncoder struct {
-	b   []byte
-	err error
-}
-
-func (e *inputEncoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-
-func (e *inputEncoder) str(s string) {
-	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
-	e.b = append(e.b, s...)
-}
-
-// optBytes writes a byte slice that may be nil: its length + 1, or 0 for nil.
-func (e *inputEncoder) optBytes(p []byte) {
-	if p == nil {
-		e.b = append(e.b, 0)
-		return
-	}
-	e.b = binary.AppendUvarint(e.b, uint64(len(p))+1)
-	e.b = append(e.b, p...)
-}
-
-// zeroTimeUnix is time.Time{}.Unix(): times are written as seconds since the zero time,
-// so the zero time is two zero bytes.
-const zeroTimeUnix = -62135596800
-
-func (e *inputEncoder) time(t time.Time) {
-	sec := t.Unix() - zeroTimeUnix
-	if (sec < 0 || sec > maxRecordSeconds) && e.err == nil {
-		e.err = fmt.Errorf("time %s out of range", t)
-	}
-	e.b = binary.AppendVarint(e.b, sec)
-	e.b = binary.AppendUvarint(e.b, uint64(t.Nanosecond()))
-}
-
-func (e *inputEncoder) dec(d money.Decimal) {
-	var err error
-	if e.b, err = d.AppendBinary(e.b); err != nil && e.err == nil {
-		e.err = err
-	}
+	wire.Encoder
 }
 
 // idForm classifies s by shape: the form it would be written in if its hex digits are
@@ -376,24 +334,24 @@ func idForm(s string) (form byte, hexAt, hintEnd int) {
 func (e *inputEncoder) id(s string) {
 	form, at, hintEnd := idForm(s)
 	if form != idFormText {
-		start := len(e.b)
-		e.b = append(e.b, form)
+		start := len(e.B)
+		e.B = append(e.B, form)
 		if form == idFormParty {
-			e.str(s[:hintEnd])
+			e.Str(s[:hintEnd])
 		}
 		var bad byte
 		for i := at; i < len(s); i += 2 {
 			hi, lo := hexVal[s[i]], hexVal[s[i+1]]
 			bad |= hi | lo
-			e.b = append(e.b, hi<<4|lo)
+			e.B = append(e.B, hi<<4|lo)
 		}
 		if bad <= 15 {
 			return
 		}
-		e.b = e.b[:start] // not lower-case hex after all
+		e.B = e.B[:start] // not lower-case hex after all
 	}
-	e.b = append(e.b, idFormText)
-	e.str(s)
+	e.B = append(e.B, idFormText)
+	e.Str(s)
 }
 
 // isID reports whether s would be written in a compact form.
@@ -411,24 +369,15 @@ func isID(s string) bool {
 }
 
 func (e *inputEncoder) ids(ss []string) {
-	e.optLen(len(ss), ss == nil)
+	e.Len(len(ss), ss == nil)
 	for _, s := range ss {
 		e.id(s)
 	}
 }
 
-// optLen writes a slice's length + 1, or 0 for a nil slice.
-func (e *inputEncoder) optLen(n int, isNil bool) {
-	if isNil {
-		e.b = append(e.b, 0)
-		return
-	}
-	e.b = binary.AppendUvarint(e.b, uint64(n)+1)
-}
-
 func (e *inputEncoder) ref(r SettlementRef) {
 	e.id(r.Executor)
-	e.str(r.ID)
+	e.Str(r.ID)
 }
 
 // envelope writes a command envelope: the mask of the commands it holds, then each.
@@ -448,15 +397,15 @@ func (e *inputEncoder) envelope(c *CommandEnvelope) {
 	set(envRejectTransfer, c.RejectTransfer != nil)
 	set(envWithdrawTransfer, c.WithdrawTransfer != nil)
 	set(envCreatePreapproval, c.CreatePreapproval != nil)
-	e.uvarint(mask)
+	e.Uvarint(mask)
 	if a := c.Allocate; a != nil {
 		e.ref(a.Settlement)
-		e.str(a.LegID)
-		e.b = append(e.b, byte(a.Side))
-		e.str(a.Instrument)
-		e.dec(a.Amount)
-		e.time(a.AllocateBefore)
-		e.time(a.SettleBefore)
+		e.Str(a.LegID)
+		e.U8(byte(a.Side))
+		e.Str(a.Instrument)
+		a.Amount.Encode(&e.Encoder)
+		e.Time(a.AllocateBefore)
+		e.Time(a.SettleBefore)
 	}
 	if a := c.CancelAllocation; a != nil {
 		e.id(a.Allocation)
@@ -466,21 +415,21 @@ func (e *inputEncoder) envelope(c *CommandEnvelope) {
 	}
 	if s := c.Settle; s != nil {
 		e.ref(s.Settlement)
-		e.optLen(len(s.Legs), s.Legs == nil)
+		e.Len(len(s.Legs), s.Legs == nil)
 		for _, l := range s.Legs {
 			e.id(l.Sender)
 			e.id(l.Receiver)
-			e.str(l.Instrument)
-			e.dec(l.Amount)
+			e.Str(l.Instrument)
+			l.Amount.Encode(&e.Encoder)
 		}
 		e.ids(s.Allocations)
 	}
 	if t := c.Transfer; t != nil {
 		e.id(t.Receiver)
-		e.str(t.Instrument)
-		e.dec(t.Amount)
-		e.time(t.ExecuteBefore)
-		e.str(t.Reason)
+		e.Str(t.Instrument)
+		t.Amount.Encode(&e.Encoder)
+		e.Time(t.ExecuteBefore)
+		e.Str(t.Reason)
 	}
 	if t := c.AcceptTransfer; t != nil {
 		e.id(t.Instruction)
@@ -500,71 +449,15 @@ func (e *inputEncoder) envelope(c *CommandEnvelope) {
 // after it returns a zero value. Lengths are checked against the bytes left before
 // anything is allocated.
 type inputDecoder struct {
-	b   []byte
-	off int
-	err error
+	wire.Decoder
 }
 
-func (d *inputDecoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: at byte %d: %s", ErrInputRecord, d.off, fmt.Sprintf(format, args...))
-	}
-	d.off = len(d.b)
-}
-
-// uvarintLen is the length of v's minimal uvarint encoding.
-func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
-
-func (d *inputDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 || n != uvarintLen(v) {
-		d.fail("bad varint")
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *inputDecoder) varint() int64 {
-	u := d.uvarint() // the zig-zag form, minimal as an unsigned varint
-	return int64(u>>1) ^ -int64(u&1)
-}
-
-func (d *inputDecoder) u8() byte {
-	if d.err != nil {
-		return 0
-	}
-	if d.off >= len(d.b) {
-		d.fail("unexpected end")
-		return 0
-	}
-	c := d.b[d.off]
-	d.off++
-	return c
-}
-
-// raw returns the next n bytes, without copying.
-func (d *inputDecoder) raw(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)-d.off) {
-		d.fail("%d bytes announced, %d left", n, len(d.b)-d.off)
-		return nil
-	}
-	p := d.b[d.off : d.off+int(n)]
-	d.off += int(n)
-	return p
-}
-
-func (d *inputDecoder) str() string { return string(d.raw(d.uvarint())) }
+// fail records a malformed-record error at the current offset.
+func (d *inputDecoder) fail(format string, args ...any) { d.Failf(format, args...) }
 
 // nonEmptyStr reads a string whose field-mask bit says it is not empty.
 func (d *inputDecoder) nonEmptyStr() string {
-	s := d.str()
+	s := d.Str()
 	if s == "" {
 		d.fail("an empty string marked present")
 	}
@@ -573,87 +466,30 @@ func (d *inputDecoder) nonEmptyStr() string {
 
 // bytes reads a non-nil byte slice (a copy).
 func (d *inputDecoder) bytes() []byte {
-	p := d.raw(d.uvarint())
-	if d.err != nil {
+	p := d.raw(d.Uvarint())
+	if d.Err() != nil {
 		return nil
 	}
 	return append([]byte{}, p...)
 }
 
-// optBytes reads a byte slice that may be nil (length + 1, 0 for nil).
-func (d *inputDecoder) optBytes() []byte {
-	n := d.uvarint()
-	if n == 0 || d.err != nil {
+// raw returns the next n bytes, without copying.
+func (d *inputDecoder) raw(n uint64) []byte {
+	if n > uint64(d.Left()) {
+		d.Fail(wire.ErrTruncated)
 		return nil
 	}
-	p := d.raw(n - 1)
-	if d.err != nil {
-		return nil
-	}
-	return append([]byte{}, p...)
-}
-
-// count reads an element count; every element takes at least one byte, so the count is
-// bounded by the bytes left.
-func (d *inputDecoder) count() int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)-d.off) {
-		d.fail("%d elements announced, %d bytes left", n, len(d.b)-d.off)
-		return 0
-	}
-	return int(n)
-}
-
-// optCount reads a slice length written by optLen; isNil for 0.
-func (d *inputDecoder) optCount() (n int, isNil bool) {
-	v := d.uvarint()
-	if v == 0 || d.err != nil {
-		return 0, true
-	}
-	if v-1 > uint64(len(d.b)-d.off) {
-		d.fail("%d elements announced, %d bytes left", v-1, len(d.b)-d.off)
-		return 0, true
-	}
-	return int(v - 1), false
-}
-
-func (d *inputDecoder) time() time.Time {
-	sec := d.varint()
-	nsec := d.uvarint()
-	if d.err != nil {
-		return time.Time{}
-	}
-	if sec < 0 || sec > maxRecordSeconds || nsec >= 1e9 {
-		d.fail("time out of range")
-		return time.Time{}
-	}
-	if sec == 0 && nsec == 0 {
-		return time.Time{}
-	}
-	return time.Unix(sec+zeroTimeUnix, int64(nsec)).UTC()
-}
-
-func (d *inputDecoder) dec() money.Decimal {
-	if d.err != nil {
-		return money.Decimal{}
-	}
-	v, n, err := money.DecodeBinary(d.b[d.off:])
-	if err != nil {
-		d.fail("%v", err)
-		return money.Decimal{}
-	}
-	d.off += n
-	return v
+	return d.Raw(int(n))
 }
 
 func (d *inputDecoder) id() string {
-	form := d.u8()
+	form := d.U8()
 	var hint, prefix string
 	size := 32
 	switch form {
 	case idFormText:
-		s := d.str()
-		if isID(s) && d.err == nil {
+		s := d.Str()
+		if isID(s) && d.Err() == nil {
 			d.fail("id %q written as text", s)
 		}
 		return s
@@ -664,13 +500,13 @@ func (d *inputDecoder) id() string {
 	case idFormPrepared:
 		prefix, size = "prep-", 16
 	case idFormParty:
-		hint, prefix = d.str(), "::1220"
+		hint, prefix = d.Str(), "::1220"
 	default:
 		d.fail("unknown id form %d", form)
 		return ""
 	}
 	p := d.raw(uint64(size))
-	if d.err != nil {
+	if d.Err() != nil {
 		return ""
 	}
 	var buf [128]byte // the id is built here, and copied once into its string
@@ -692,7 +528,7 @@ func (d *inputDecoder) nonEmptyID() string {
 }
 
 func (d *inputDecoder) ids() []string {
-	n, isNil := d.optCount()
+	n, isNil := d.Len()
 	if isNil {
 		return nil
 	}
@@ -704,11 +540,11 @@ func (d *inputDecoder) ids() []string {
 }
 
 func (d *inputDecoder) ref() SettlementRef {
-	return SettlementRef{Executor: d.id(), ID: d.str()}
+	return SettlementRef{Executor: d.id(), ID: d.Str()}
 }
 
 func (d *inputDecoder) envelope() *CommandEnvelope {
-	mask := d.uvarint()
+	mask := d.Uvarint()
 	if mask&^envAllFields != 0 {
 		d.fail("unknown commands %#x", mask&^envAllFields)
 		return nil
@@ -769,16 +605,16 @@ func (d *inputDecoder) envelope() *CommandEnvelope {
 }
 
 func (d *inputDecoder) allocate() Allocate {
-	return Allocate{Settlement: d.ref(), LegID: d.str(), Side: Side(d.u8()), Instrument: d.str(),
-		Amount: d.dec(), AllocateBefore: d.time(), SettleBefore: d.time()}
+	return Allocate{Settlement: d.ref(), LegID: d.Str(), Side: Side(d.U8()), Instrument: d.Str(),
+		Amount: money.ReadDecimal(&d.Decoder), AllocateBefore: d.Time(), SettleBefore: d.Time()}
 }
 
 func (d *inputDecoder) settle() Settle {
 	s := Settle{Settlement: d.ref()}
-	if n, isNil := d.optCount(); !isNil {
+	if n, isNil := d.Len(); !isNil {
 		s.Legs = make([]Leg, n)
 		for i := range s.Legs {
-			s.Legs[i] = Leg{Sender: d.id(), Receiver: d.id(), Instrument: d.str(), Amount: d.dec()}
+			s.Legs[i] = Leg{Sender: d.id(), Receiver: d.id(), Instrument: d.Str(), Amount: money.ReadDecimal(&d.Decoder)}
 		}
 	}
 	s.Allocations = d.ids()
@@ -786,5 +622,5 @@ func (d *inputDecoder) settle() Settle {
 }
 
 func (d *inputDecoder) transfer() Transfer {
-	return Transfer{Receiver: d.id(), Instrument: d.str(), Amount: d.dec(), ExecuteBefore: d.time(), Reason: d.str()}
+	return Transfer{Receiver: d.id(), Instrument: d.Str(), Amount: money.ReadDecimal(&d.Decoder), ExecuteBefore: d.Time(), Reason: d.Str()}
 }

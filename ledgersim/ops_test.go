@@ -507,7 +507,7 @@ func TestCommandJSON(t *testing.T) {
 		e1, e2 := encoder{}, encoder{}
 		c.encode(&e1)
 		back.encode(&e2)
-		if string(e1.b) != string(e2.b) {
+		if string(e1.B) != string(e2.B) {
 			t.Fatalf("%s does not round-trip: %s", c.Kind(), b)
 		}
 	}

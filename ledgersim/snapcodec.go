@@ -1,39 +1,19 @@
 package ledgersim
 
 import (
-	"encoding/binary"
 	"fmt"
-	"time"
 
+	"github.com/deskco/rfqdesk/internal/wire"
 	"github.com/deskco/rfqdesk/money"
 )
 
-// snapWriter writes the snapshot encoding (ENCODING.md, "Snapshots"): unsigned varints,
-// zig-zag signed varints, length-prefixed strings, and party and instrument ids interned
-// on first use so that each is written once.
+// snapWriter writes the snapshot encoding (ENCODING.md, "Snapshots") with the project's
+// encoding primitives (internal/wire), adding what is the ledger's own: party and instrument
+// ids interned on first use so that each is written once, and contract and update ids as
+// their 32 random bytes.
 type snapWriter struct {
-	b    []byte
+	wire.Encoder
 	syms map[string]uint64 // interned id → its index + 1
-}
-
-func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *snapWriter) u8(v byte)        { w.b = append(w.b, v) }
-func (w *snapWriter) u64(v uint64)     { w.b = binary.BigEndian.AppendUint64(w.b, v) }
-func (w *snapWriter) boolean(v bool) {
-	if v {
-		w.u8(1)
-	} else {
-		w.u8(0)
-	}
-}
-func (w *snapWriter) str(s string) {
-	w.uvarint(uint64(len(s)))
-	w.b = append(w.b, s...)
-}
-func (w *snapWriter) bytes(b []byte) {
-	w.uvarint(uint64(len(b)))
-	w.b = append(w.b, b...)
 }
 
 // Forms of a contract or update id in the snapshot encoding (cid).
@@ -56,13 +36,13 @@ func (w *snapWriter) cid(s string) {
 	if form != idText {
 		var raw [32]byte
 		if decodeLowerHex(raw[:], h) {
-			w.u8(form)
-			w.b = append(w.b, raw[:]...)
+			w.U8(form)
+			w.Raw(raw[:])
 			return
 		}
 	}
-	w.u8(idText)
-	w.str(s)
+	w.U8(idText)
+	w.Str(s)
 }
 
 // hexVal maps a lower-case hex digit to its value and every other byte to 0xff.
@@ -96,7 +76,7 @@ func decodeLowerHex(dst []byte, s string) bool {
 }
 
 func (w *snapWriter) cids(ss []string) {
-	w.uvarint(uint64(len(ss)))
+	w.Uvarint(uint64(len(ss)))
 	for _, s := range ss {
 		w.cid(s)
 	}
@@ -105,154 +85,44 @@ func (w *snapWriter) cids(ss []string) {
 // sym writes an interned id: 0 and the string the first time, else its index + 1.
 func (w *snapWriter) sym(s string) {
 	if i, ok := w.syms[s]; ok {
-		w.uvarint(i)
+		w.Uvarint(i)
 		return
 	}
 	if w.syms == nil {
 		w.syms = map[string]uint64{}
 	}
 	w.syms[s] = uint64(len(w.syms)) + 1
-	w.uvarint(0)
-	w.str(s)
+	w.Uvarint(0)
+	w.Str(s)
 }
 
 func (w *snapWriter) symList(ss []string) {
-	w.uvarint(uint64(len(ss)))
+	w.Uvarint(uint64(len(ss)))
 	for _, s := range ss {
 		w.sym(s)
 	}
 }
 
-// time writes 0 for the zero time, else 1, the Unix seconds and the nanoseconds: exact
-// for every time, unlike Unix nanoseconds.
-func (w *snapWriter) time(t time.Time) {
-	if t.IsZero() {
-		w.u8(0)
-		return
-	}
-	w.u8(1)
-	w.varint(t.Unix())
-	w.uvarint(uint64(t.Nanosecond()))
-}
-
-func (w *snapWriter) dec(d money.Decimal) { w.str(d.String()) }
+// dec writes a decimal in money's canonical binary form.
+func (w *snapWriter) dec(d money.Decimal) { d.Encode(&w.Encoder) }
 
 // snapReader reads what snapWriter wrote. The first error sticks: every later read
-// returns zero values, and err reports where decoding failed.
+// returns zero values, and Err reports where decoding failed.
 type snapReader struct {
-	b    []byte
-	off  int
-	err  error
+	wire.Decoder
 	syms []string
 }
 
-func (r *snapReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("at byte %d: %s", r.off, fmt.Sprintf(format, args...))
-	}
-	r.off = len(r.b)
-}
+// fail records a malformed-snapshot error at the current offset.
+func (r *snapReader) fail(format string, args ...any) { r.Failf(format, args...) }
 
-func (r *snapReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("bad unsigned varint")
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-func (r *snapReader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("bad varint")
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-// count reads a list length, refusing one that cannot fit in the bytes left (each
-// element takes at least one byte), so a damaged length cannot allocate without bound.
-func (r *snapReader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)-r.off) {
-		r.fail("list of %d elements is longer than the %d bytes left", n, len(r.b)-r.off)
-		return 0
-	}
-	return int(n)
-}
-
-func (r *snapReader) u8() byte {
-	if r.err != nil {
-		return 0
-	}
-	if r.off >= len(r.b) {
-		r.fail("unexpected end")
-		return 0
-	}
-	v := r.b[r.off]
-	r.off++
-	return v
-}
-
-func (r *snapReader) u64() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	if len(r.b)-r.off < 8 {
-		r.fail("unexpected end")
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.b[r.off:])
-	r.off += 8
-	return v
-}
-
-func (r *snapReader) boolean() bool {
-	switch v := r.u8(); v {
-	case 0:
-		return false
-	case 1:
-		return true
-	default:
-		r.fail("bad boolean %d", v)
-		return false
-	}
-}
-
-func (r *snapReader) raw() []byte {
-	n := r.count()
-	if r.err != nil {
-		return nil
-	}
-	b := r.b[r.off : r.off+n]
-	r.off += n
-	return b
-}
-
-func (r *snapReader) str() string { return string(r.raw()) }
-
-func (r *snapReader) bytes() []byte {
-	b := r.raw()
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
-}
+func (r *snapReader) dec() money.Decimal { return money.ReadDecimal(&r.Decoder) }
 
 func (r *snapReader) cid() string {
 	var prefix string
-	switch form := r.u8(); form {
+	switch form := r.U8(); form {
 	case idText:
-		return r.str()
+		return r.Str()
 	case idContract:
 		prefix = "00"
 	case idUpdate:
@@ -261,24 +131,22 @@ func (r *snapReader) cid() string {
 		r.fail("bad id form %d", form)
 		return ""
 	}
-	if len(r.b)-r.off < 32 {
-		r.fail("unexpected end")
+	raw := r.Raw(32)
+	if raw == nil {
 		return ""
 	}
-	s := hexID(prefix, r.b[r.off:r.off+32])
-	r.off += 32
-	return s
+	return hexID(prefix, raw)
 }
 
 // cids reads a list of ids into one backing array of arena (which it extends),
 // so that the lists of one update cost one allocation.
 func (r *snapReader) cids(arena *[]string) []string {
-	n := r.count()
+	n := r.Count()
 	if n == 0 {
 		return nil
 	}
 	start := len(*arena)
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err() == nil; i++ {
 		*arena = append(*arena, r.cid())
 	}
 	a := *arena
@@ -286,9 +154,9 @@ func (r *snapReader) cids(arena *[]string) []string {
 }
 
 func (r *snapReader) sym() string {
-	i := r.uvarint()
+	i := r.Uvarint()
 	if i == 0 {
-		s := r.str()
+		s := r.Str()
 		r.syms = append(r.syms, s)
 		return s
 	}
@@ -300,7 +168,7 @@ func (r *snapReader) sym() string {
 }
 
 func (r *snapReader) symList() []string {
-	n := r.count()
+	n := r.Count()
 	if n == 0 {
 		return nil
 	}
@@ -311,62 +179,31 @@ func (r *snapReader) symList() []string {
 	return out
 }
 
-func (r *snapReader) time() time.Time {
-	switch v := r.u8(); v {
-	case 0:
-		return time.Time{}
-	case 1:
-		sec := r.varint()
-		ns := r.uvarint()
-		if ns >= 1e9 {
-			r.fail("nanoseconds %d out of range", ns)
-			return time.Time{}
-		}
-		return time.Unix(sec, int64(ns)).UTC()
-	default:
-		r.fail("bad time tag %d", v)
-		return time.Time{}
-	}
-}
-
-func (r *snapReader) dec() money.Decimal {
-	s := r.raw()
-	if r.err != nil {
-		return money.Zero
-	}
-	d, err := money.Parse(string(s))
-	if err != nil {
-		r.fail("amount: %v", err)
-		return money.Zero
-	}
-	return d
-}
-
 // ---- commands ----
 
 func (w *snapWriter) command(c Command) error {
 	switch v := c.(type) {
 	case Allocate:
-		w.u8(tagAllocate)
+		w.U8(tagAllocate)
 		w.sym(v.Settlement.Executor)
-		w.str(v.Settlement.ID)
-		w.str(v.LegID)
-		w.u8(byte(v.Side))
+		w.Str(v.Settlement.ID)
+		w.Str(v.LegID)
+		w.U8(byte(v.Side))
 		w.sym(v.Instrument)
 		w.dec(v.Amount)
-		w.time(v.AllocateBefore)
-		w.time(v.SettleBefore)
+		w.Time(v.AllocateBefore)
+		w.Time(v.SettleBefore)
 	case CancelAllocation:
-		w.u8(tagCancelAllocation)
+		w.U8(tagCancelAllocation)
 		w.cid(v.Allocation)
 	case WithdrawAllocation:
-		w.u8(tagWithdrawAllocation)
+		w.U8(tagWithdrawAllocation)
 		w.cid(v.Allocation)
 	case Settle:
-		w.u8(tagSettle)
+		w.U8(tagSettle)
 		w.sym(v.Settlement.Executor)
-		w.str(v.Settlement.ID)
-		w.uvarint(uint64(len(v.Legs)))
+		w.Str(v.Settlement.ID)
+		w.Uvarint(uint64(len(v.Legs)))
 		for _, l := range v.Legs {
 			w.sym(l.Sender)
 			w.sym(l.Receiver)
@@ -375,23 +212,23 @@ func (w *snapWriter) command(c Command) error {
 		}
 		w.cids(v.Allocations)
 	case Transfer:
-		w.u8(tagTransfer)
+		w.U8(tagTransfer)
 		w.sym(v.Receiver)
 		w.sym(v.Instrument)
 		w.dec(v.Amount)
-		w.time(v.ExecuteBefore)
-		w.str(v.Reason)
+		w.Time(v.ExecuteBefore)
+		w.Str(v.Reason)
 	case AcceptTransfer:
-		w.u8(tagAcceptTransfer)
+		w.U8(tagAcceptTransfer)
 		w.cid(v.Instruction)
 	case RejectTransfer:
-		w.u8(tagRejectTransfer)
+		w.U8(tagRejectTransfer)
 		w.cid(v.Instruction)
 	case WithdrawTransfer:
-		w.u8(tagWithdrawTransfer)
+		w.U8(tagWithdrawTransfer)
 		w.cid(v.Instruction)
 	case CreatePreapproval:
-		w.u8(tagCreatePreapproval)
+		w.U8(tagCreatePreapproval)
 		w.sym(v.Receiver)
 	default:
 		return fmt.Errorf("unknown command %T", c)
@@ -400,17 +237,17 @@ func (w *snapWriter) command(c Command) error {
 }
 
 func (r *snapReader) command() Command {
-	switch tag := r.u8(); tag {
+	switch tag := r.U8(); tag {
 	case tagAllocate:
 		var a Allocate
 		a.Settlement.Executor = r.sym()
-		a.Settlement.ID = r.str()
-		a.LegID = r.str()
-		a.Side = Side(r.u8())
+		a.Settlement.ID = r.Str()
+		a.LegID = r.Str()
+		a.Side = Side(r.U8())
 		a.Instrument = r.sym()
 		a.Amount = r.dec()
-		a.AllocateBefore = r.time()
-		a.SettleBefore = r.time()
+		a.AllocateBefore = r.Time()
+		a.SettleBefore = r.Time()
 		return a
 	case tagCancelAllocation:
 		return CancelAllocation{Allocation: r.cid()}
@@ -419,8 +256,8 @@ func (r *snapReader) command() Command {
 	case tagSettle:
 		var s Settle
 		s.Settlement.Executor = r.sym()
-		s.Settlement.ID = r.str()
-		if n := r.count(); n > 0 {
+		s.Settlement.ID = r.Str()
+		if n := r.Count(); n > 0 {
 			s.Legs = make([]Leg, n)
 			for i := range s.Legs {
 				s.Legs[i] = Leg{Sender: r.sym(), Receiver: r.sym(), Instrument: r.sym(), Amount: r.dec()}
@@ -430,7 +267,7 @@ func (r *snapReader) command() Command {
 		s.Allocations = r.cids(&arena)
 		return s
 	case tagTransfer:
-		return Transfer{Receiver: r.sym(), Instrument: r.sym(), Amount: r.dec(), ExecuteBefore: r.time(), Reason: r.str()}
+		return Transfer{Receiver: r.sym(), Instrument: r.sym(), Amount: r.dec(), ExecuteBefore: r.Time(), Reason: r.Str()}
 	case tagAcceptTransfer:
 		return AcceptTransfer{Instruction: r.cid()}
 	case tagRejectTransfer:

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/deskco/rfqdesk/internal/wire"
 	"slices"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 
 // SnapshotVersion is the version of the snapshot encoding (ENCODING.md, "Snapshots").
 // Restore refuses any other version.
-const SnapshotVersion byte = 1
+const SnapshotVersion byte = 2
 
 // snapshotMagic leads every snapshot, followed by SnapshotVersion.
 const snapshotMagic = "ledgersim-snapshot"
@@ -80,41 +81,41 @@ func genesisFields(c *Config) []genesisField {
 	field := func(name string, f func(w *snapWriter)) {
 		var w snapWriter
 		f(&w)
-		out = append(out, genesisField{name, w.b})
+		out = append(out, genesisField{name, w.B})
 	}
-	field("profile", func(w *snapWriter) { w.str(string(c.Profile)) })
-	field("seed", func(w *snapWriter) { w.uvarint(c.Seed) })
-	field("ledger id", func(w *snapWriter) { w.str(c.LedgerID) })
-	field("prepared lifetime", func(w *snapWriter) { w.varint(int64(c.PreparedLifetime)) })
-	field("onboarding lifetime", func(w *snapWriter) { w.varint(int64(c.OnboardingLifetime)) })
+	field("profile", func(w *snapWriter) { w.Str(string(c.Profile)) })
+	field("seed", func(w *snapWriter) { w.Uvarint(c.Seed) })
+	field("ledger id", func(w *snapWriter) { w.Str(c.LedgerID) })
+	field("prepared lifetime", func(w *snapWriter) { w.Varint(int64(c.PreparedLifetime)) })
+	field("onboarding lifetime", func(w *snapWriter) { w.Varint(int64(c.OnboardingLifetime)) })
 	funding := func(w *snapWriter, fs []Funding) {
-		w.uvarint(uint64(len(fs)))
+		w.Uvarint(uint64(len(fs)))
 		for _, f := range fs {
-			w.str(f.Instrument)
+			w.Str(f.Instrument)
 			w.dec(f.Amount)
 		}
 	}
 	field("instruments", func(w *snapWriter) {
-		w.uvarint(uint64(len(c.Instruments)))
+		w.Uvarint(uint64(len(c.Instruments)))
 		for _, s := range c.Instruments {
-			w.str(s.ID)
-			w.str(s.Admin)
-			w.str(s.Symbol)
-			w.str(s.DisplaySymbol)
-			w.uvarint(uint64(s.Decimals))
-			w.boolean(s.Native)
+			w.Str(s.ID)
+			w.Str(s.Admin)
+			w.Str(s.Symbol)
+			w.Str(s.DisplaySymbol)
+			w.Uvarint(uint64(s.Decimals))
+			w.Bool(s.Native)
 		}
 	})
 	field("parties", func(w *snapWriter) {
-		w.uvarint(uint64(len(c.Parties)))
+		w.Uvarint(uint64(len(c.Parties)))
 		for _, p := range c.Parties {
-			w.str(p.Hint)
+			w.Str(p.Hint)
 			funding(w, p.Funding)
-			w.boolean(p.Preapproval)
+			w.Bool(p.Preapproval)
 		}
 	})
 	field("faucet", func(w *snapWriter) {
-		w.str(c.Faucet.Reservoir)
+		w.Str(c.Faucet.Reservoir)
 		funding(w, c.Faucet.Drip)
 	})
 	return out
@@ -123,22 +124,22 @@ func genesisFields(c *Config) []genesisField {
 // encodeSnapshot writes the state; called under the lock.
 func (l *Ledger) encodeSnapshot() ([]byte, error) {
 	st := l.st
-	w := &snapWriter{b: make([]byte, 0, 4096+len(st.contracts)*200+len(st.updates)*300)}
-	w.b = append(w.b, snapshotMagic...)
-	w.u8(SnapshotVersion)
+	w := &snapWriter{Encoder: wire.Encoder{B: make([]byte, 0, 4096+len(st.contracts)*200+len(st.updates)*300)}}
+	w.RawStr(snapshotMagic)
+	w.U8(SnapshotVersion)
 
 	gs := genesisFields(&l.cfg)
-	w.uvarint(uint64(len(gs)))
+	w.Uvarint(uint64(len(gs)))
 	for _, g := range gs {
-		w.str(g.name)
-		w.bytes(g.enc)
+		w.Str(g.name)
+		w.Bytes(g.enc)
 	}
 
-	w.time(l.now)
-	w.uvarint(st.counter)
-	w.varint(st.offset)
+	w.Time(l.now)
+	w.Uvarint(st.counter)
+	w.Varint(st.offset)
 	for _, v := range st.acc {
-		w.u64(v)
+		w.U64(v)
 	}
 
 	// Parties, by id.
@@ -147,13 +148,13 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	w.uvarint(uint64(len(ids)))
+	w.Uvarint(uint64(len(ids)))
 	for _, id := range ids {
 		p := st.parties[id]
 		w.sym(p.ID)
-		w.str(p.Hint)
-		w.bytes(p.PublicKey)
-		w.boolean(p.External)
+		w.Str(p.Hint)
+		w.Bytes(p.PublicKey)
+		w.Bool(p.External)
 	}
 
 	// Pending onboardings, by party id, and their expiry heap as it is.
@@ -162,20 +163,20 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	w.uvarint(uint64(len(ids)))
+	w.Uvarint(uint64(len(ids)))
 	for _, id := range ids {
 		p := st.pending[id]
-		w.str(p.hint)
-		w.bytes(p.pub)
-		w.time(p.expires)
+		w.Str(p.hint)
+		w.Bytes(p.pub)
+		w.Time(p.expires)
 	}
 	writeHeap(w, st.pendingExp, true)
 
 	// Instruments in catalog order: only Listed changes after genesis.
-	w.uvarint(uint64(len(st.instrumentOrder)))
+	w.Uvarint(uint64(len(st.instrumentOrder)))
 	for _, id := range st.instrumentOrder {
 		w.sym(id)
-		w.boolean(st.instruments[id].Listed)
+		w.Bool(st.instruments[id].Listed)
 	}
 
 	// Live contracts, by contract id.
@@ -184,7 +185,7 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 		cids = append(cids, cid)
 	}
 	sortIDs(cids)
-	w.uvarint(uint64(len(cids)))
+	w.Uvarint(uint64(len(cids)))
 	for _, cid := range cids {
 		if err := st.writeContract(w, cid, st.contracts[cid]); err != nil {
 			return nil, err
@@ -198,41 +199,41 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	w.uvarint(uint64(len(ids)))
+	w.Uvarint(uint64(len(ids)))
 	for _, id := range ids {
 		r := st.prepared[id]
 		p := &r.p
-		w.str(p.ID)
-		w.b = append(w.b, p.Hash[:]...)
+		w.Str(p.ID)
+		w.Raw(p.Hash[:])
 		w.sym(p.ActAs)
 		if err := w.command(p.Command); err != nil {
 			return nil, fmt.Errorf("prepared %s: %w", id, err)
 		}
-		w.str(p.CommandID)
-		w.time(p.PreparedAt)
-		w.time(p.ExpiresAt)
+		w.Str(p.CommandID)
+		w.Time(p.PreparedAt)
+		w.Time(p.ExpiresAt)
 		w.cids(p.Inputs)
 		w.cids(r.selected)
 	}
 	writeHeap(w, st.prepExp, false)
 
 	// Tombstones of expired prepared transactions, oldest first.
-	w.uvarint(uint64(st.tombRing.len()))
+	w.Uvarint(uint64(st.tombRing.len()))
 	for _, id := range st.tombRing.items[st.tombRing.head:] {
 		w.cid(id)
 	}
 
 	// Retained updates, oldest first.
-	w.uvarint(uint64(st.updRing.len()))
+	w.Uvarint(uint64(st.updRing.len()))
 	for _, rec := range st.updRing.items[st.updRing.head:] {
 		u := &rec.u
 		w.cid(u.UpdateID)
-		w.varint(u.Offset)
-		w.str(u.CommandID)
+		w.Varint(u.Offset)
+		w.Str(u.CommandID)
 		w.cid(u.PreparedID)
 		w.sym(u.ActAs)
 		w.sym(string(u.Kind))
-		w.time(u.RecordTime)
+		w.Time(u.RecordTime)
 		w.cids(u.Created)
 		w.cids(u.Archived)
 		w.cid(u.Allocation)
@@ -241,7 +242,10 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 		w.cids(u.Receipts)
 		w.cids(u.Released)
 	}
-	return w.b, nil
+	if err := w.Err(); err != nil {
+		return nil, fmt.Errorf("encode snapshot: %w", err)
+	}
+	return w.B, nil
 }
 
 // sortIDs sorts ids as slices.Sort does, faster: by their first 8 bytes as a big-endian
@@ -274,9 +278,9 @@ func sortIDs(ids []string) {
 // writeHeap writes an expiry heap entry by entry, in its array order, so that Restore
 // rebuilds it exactly (stale entries included). Party ids are interned; other ids not.
 func writeHeap(w *snapWriter, h expiryHeap, symIDs bool) {
-	w.uvarint(uint64(len(h)))
+	w.Uvarint(uint64(len(h)))
 	for _, e := range h {
-		w.time(e.at)
+		w.Time(e.at)
 		if symIDs {
 			w.sym(e.id)
 		} else {
@@ -289,59 +293,59 @@ func (st *state) writeContract(w *snapWriter, cid string, c *contract) error {
 	switch c.kind {
 	case ContractHolding:
 		h := c.h
-		w.u8(snapHolding)
+		w.U8(snapHolding)
 		w.cid(h.CID)
 		w.sym(h.Owner)
 		w.sym(h.Instrument)
 		w.sym(h.Admin)
 		w.dec(h.Amount)
 		if h.Lock == nil {
-			w.u8(0)
+			w.U8(0)
 		} else {
-			w.u8(1)
+			w.U8(1)
 			w.symList(h.Lock.Holders)
-			w.time(h.Lock.Expires)
-			w.str(h.Lock.Context)
+			w.Time(h.Lock.Expires)
+			w.Str(h.Lock.Context)
 		}
-		w.varint(h.CreatedOffset)
+		w.Varint(h.CreatedOffset)
 		// Whether the spendable index holds it: always for a free holding; for a locked
 		// one once its lapse was applied (the lock expiry heap no longer holds it).
-		w.boolean(st.isSpendable(h))
+		w.Bool(st.isSpendable(h))
 	case ContractTransferInstruction:
 		t := c.ti
-		w.u8(snapInstruction)
+		w.U8(snapInstruction)
 		w.cid(t.CID)
 		w.sym(t.Sender)
 		w.sym(t.Receiver)
 		w.sym(t.Instrument)
 		w.sym(t.Admin)
 		w.dec(t.Amount)
-		w.time(t.ExecuteBefore)
-		w.str(t.Reason)
+		w.Time(t.ExecuteBefore)
+		w.Str(t.Reason)
 		w.cid(t.Locked)
-		w.varint(t.CreatedOffset)
+		w.Varint(t.CreatedOffset)
 	case ContractAllocation:
 		a := c.al
-		w.u8(snapAllocation)
+		w.U8(snapAllocation)
 		w.cid(a.CID)
 		w.sym(a.Settlement.Executor)
-		w.str(a.Settlement.ID)
-		w.str(a.LegID)
+		w.Str(a.Settlement.ID)
+		w.Str(a.LegID)
 		w.sym(a.Owner)
-		w.u8(byte(a.Side))
+		w.U8(byte(a.Side))
 		w.sym(a.Instrument)
 		w.dec(a.Amount)
-		w.time(a.AllocateBefore)
-		w.time(a.SettleBefore)
+		w.Time(a.AllocateBefore)
+		w.Time(a.SettleBefore)
 		w.cid(a.Locked)
-		w.varint(a.CreatedOffset)
+		w.Varint(a.CreatedOffset)
 	case ContractPreapproval:
 		p := c.pa
-		w.u8(snapPreapproval)
+		w.U8(snapPreapproval)
 		w.cid(p.CID)
 		w.sym(p.Receiver)
 		w.sym(p.Provider)
-		w.varint(p.CreatedOffset)
+		w.Varint(p.CreatedOffset)
 	default:
 		return fmt.Errorf("contract %s of unknown kind %q", cid, c.kind)
 	}
@@ -383,26 +387,26 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	if !bytes.HasPrefix(b, []byte(snapshotMagic)) {
 		return errors.New("not a ledger snapshot")
 	}
-	r := &snapReader{b: b, off: len(snapshotMagic)}
-	if v := r.u8(); r.err == nil && v != SnapshotVersion {
+	r := &snapReader{Decoder: *wire.NewDecoder(b[len(snapshotMagic):])}
+	if v := r.U8(); r.Err() == nil && v != SnapshotVersion {
 		return fmt.Errorf("snapshot version %d, this build reads version %d", v, SnapshotVersion)
 	}
 	if err := r.genesis(&l.cfg); err != nil {
 		return err
 	}
 	st := l.st
-	l.now = r.time()
-	st.counter = r.uvarint()
-	st.offset = r.varint()
+	l.now = r.Time()
+	st.counter = r.Uvarint()
+	st.offset = r.Varint()
 	var acc digestAcc
 	for i := range acc {
-		acc[i] = r.u64()
+		acc[i] = r.U64()
 	}
 
 	// Parties.
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		p := &Party{ID: r.sym(), Hint: r.str(), PublicKey: ed25519.PublicKey(r.bytes()), External: r.boolean()}
-		if r.err != nil {
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
+		p := &Party{ID: r.sym(), Hint: r.Str(), PublicKey: ed25519.PublicKey(r.Bytes()), External: r.Bool()}
+		if r.Err() != nil {
 			break
 		}
 		if len(p.PublicKey) != ed25519.PublicKeySize || PartyID(p.Hint, p.PublicKey) != p.ID {
@@ -418,9 +422,9 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	}
 
 	// Pending onboardings.
-	for n := r.count(); n > 0 && r.err == nil; n-- {
-		p := &pendingOnboarding{hint: r.str(), pub: ed25519.PublicKey(r.bytes()), expires: r.time()}
-		if r.err != nil {
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
+		p := &pendingOnboarding{hint: r.Str(), pub: ed25519.PublicKey(r.Bytes()), expires: r.Time()}
+		if r.Err() != nil {
 			break
 		}
 		if len(p.pub) != ed25519.PublicKeySize || !validHint(p.hint) {
@@ -434,12 +438,12 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	st.pendingExp = r.heap(true)
 
 	// Instruments: the catalog of the genesis, with whether each is still listed.
-	if n := r.count(); r.err == nil && n != len(l.cfg.Instruments) {
+	if n := r.Count(); r.Err() == nil && n != len(l.cfg.Instruments) {
 		return fmt.Errorf("snapshot has %d instruments, the genesis %d", n, len(l.cfg.Instruments))
 	}
 	for _, s := range l.cfg.Instruments {
-		id, listed := r.sym(), r.boolean()
-		if r.err != nil {
+		id, listed := r.sym(), r.Bool()
+		if r.Err() != nil {
 			break
 		}
 		if id != s.ID {
@@ -468,14 +472,14 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 
 	// Contracts.
 	var prev string
-	n := r.count()
+	n := r.Count()
 	st.contracts = make(map[string]*contract, n)
-	for ; n > 0 && r.err == nil; n-- {
+	for ; n > 0 && r.Err() == nil; n-- {
 		cid, err := st.readContract(r)
 		if err != nil {
 			return err
 		}
-		if r.err == nil && cid <= prev {
+		if r.Err() == nil && cid <= prev {
 			return fmt.Errorf("contract %s out of order", truncate(cid))
 		}
 		prev = cid
@@ -487,24 +491,20 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 
 	// Prepared transactions.
 	var e encoder
-	for n := r.count(); n > 0 && r.err == nil; n-- {
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
 		rec := &preparedRec{}
 		p := &rec.p
-		p.ID = r.str()
-		if r.err == nil && len(r.b)-r.off < 32 {
-			r.fail("unexpected end")
-		}
-		if r.err != nil {
+		p.ID = r.Str()
+		copy(p.Hash[:], r.Raw(32))
+		if r.Err() != nil {
 			break
 		}
-		copy(p.Hash[:], r.b[r.off:])
-		r.off += 32
-		p.ActAs, p.Command, p.CommandID = r.sym(), r.command(), r.str()
-		p.PreparedAt, p.ExpiresAt = r.time(), r.time()
+		p.ActAs, p.Command, p.CommandID = r.sym(), r.command(), r.Str()
+		p.PreparedAt, p.ExpiresAt = r.Time(), r.Time()
 		var arena []string
 		p.Inputs = r.cids(&arena)
 		rec.selected = r.cids(&arena)
-		if r.err != nil {
+		if r.Err() != nil {
 			break
 		}
 		if hashPreparedTo(&e, l.cfg.LedgerID, p) != p.Hash {
@@ -523,23 +523,23 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	st.prepExp = r.heap(false)
 
 	// Tombstones.
-	for n := r.count(); n > 0 && r.err == nil; n-- {
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
 		id := r.cid()
 		st.tomb[id] = struct{}{}
 		st.tombRing.push(id)
 	}
 
 	// Retained updates, oldest first, with the indexes retain kept.
-	n = r.count()
+	n = r.Count()
 	st.updates = make(map[string]*updateRec, n)
 	st.byCommand = make(map[string]*updateRec, n)
 	st.byPrep = make(map[string]*updateRec, n)
-	for ; n > 0 && r.err == nil; n-- {
+	for ; n > 0 && r.Err() == nil; n-- {
 		arena := make([]string, 0, 8) // the update's four lists share one array
-		u := Update{UpdateID: r.cid(), Offset: r.varint(), CommandID: r.str(), PreparedID: r.cid(), ActAs: r.sym(),
-			Kind: CommandKind(r.sym()), RecordTime: r.time(), Created: r.cids(&arena), Archived: r.cids(&arena),
+		u := Update{UpdateID: r.cid(), Offset: r.Varint(), CommandID: r.Str(), PreparedID: r.cid(), ActAs: r.sym(),
+			Kind: CommandKind(r.sym()), RecordTime: r.Time(), Created: r.cids(&arena), Archived: r.cids(&arena),
 			Allocation: r.cid(), TransferInstruction: r.cid(), Preapproval: r.cid(), Receipts: r.cids(&arena), Released: r.cids(&arena)}
-		if r.err != nil {
+		if r.Err() != nil {
 			break
 		}
 		if _, dup := st.updates[u.UpdateID]; dup {
@@ -548,11 +548,11 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		st.index(&updateRec{u: u, sum: updateSum(&st.scratch, &u)})
 	}
 
-	if r.err != nil {
-		return r.err
+	if r.Err() != nil {
+		return r.Err()
 	}
-	if r.off != len(r.b) {
-		return fmt.Errorf("%d bytes after the end of the snapshot", len(r.b)-r.off)
+	if r.Left() != 0 {
+		return fmt.Errorf("%d bytes after the end of the snapshot", r.Left())
 	}
 	if st.acc != acc {
 		return errors.New("the restored state does not have the snapshot's digest")
@@ -563,18 +563,18 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 // genesis reads the snapshot's genesis fields and compares them with c's.
 func (r *snapReader) genesis(c *Config) error {
 	want := genesisFields(c)
-	n := r.count()
-	if r.err != nil {
-		return r.err
+	n := r.Count()
+	if r.Err() != nil {
+		return r.Err()
 	}
 	if n != len(want) {
 		return fmt.Errorf("snapshot has %d genesis fields, this build %d", n, len(want))
 	}
 	var differ []string
 	for _, g := range want {
-		name, enc := r.str(), r.raw()
-		if r.err != nil {
-			return r.err
+		name, enc := r.Str(), r.Bytes()
+		if r.Err() != nil {
+			return r.Err()
 		}
 		if name != g.name {
 			return fmt.Errorf("snapshot genesis field %q where this build has %q", truncate(name), g.name)
@@ -590,13 +590,13 @@ func (r *snapReader) genesis(c *Config) error {
 }
 
 func (r *snapReader) heap(symIDs bool) expiryHeap {
-	n := r.count()
+	n := r.Count()
 	if n == 0 {
 		return nil
 	}
 	h := make(expiryHeap, 0, n)
-	for ; n > 0 && r.err == nil; n-- {
-		e := expiry{at: r.time()}
+	for ; n > 0 && r.Err() == nil; n-- {
+		e := expiry{at: r.Time()}
 		if symIDs {
 			e.id = r.sym()
 		} else {
@@ -618,34 +618,34 @@ func (st *state) readContract(r *snapReader) (string, error) {
 	c := &contract{}
 	var cid string
 	spendable := false
-	switch kind := r.u8(); kind {
+	switch kind := r.U8(); kind {
 	case snapHolding:
 		h := &Holding{CID: r.cid(), Owner: r.sym(), Instrument: r.sym(), Admin: r.sym(), Amount: r.dec()}
-		if r.boolean() {
-			h.Lock = &Lock{Holders: r.symList(), Expires: r.time(), Context: r.str()}
+		if r.Bool() {
+			h.Lock = &Lock{Holders: r.symList(), Expires: r.Time(), Context: r.Str()}
 		}
-		h.CreatedOffset = r.varint()
-		spendable = r.boolean()
+		h.CreatedOffset = r.Varint()
+		spendable = r.Bool()
 		c.kind, c.h, cid = ContractHolding, h, h.CID
-		if r.err == nil && h.Lock == nil && !spendable {
+		if r.Err() == nil && h.Lock == nil && !spendable {
 			return "", fmt.Errorf("free holding %s not spendable", truncate(cid))
 		}
 	case snapInstruction:
 		t := &TransferInstruction{CID: r.cid(), Sender: r.sym(), Receiver: r.sym(), Instrument: r.sym(), Admin: r.sym(),
-			Amount: r.dec(), ExecuteBefore: r.time(), Reason: r.str(), Locked: r.cid(), CreatedOffset: r.varint()}
+			Amount: r.dec(), ExecuteBefore: r.Time(), Reason: r.Str(), Locked: r.cid(), CreatedOffset: r.Varint()}
 		c.kind, c.ti, cid = ContractTransferInstruction, t, t.CID
 	case snapAllocation:
-		a := &Allocation{CID: r.cid(), Settlement: SettlementRef{Executor: r.sym(), ID: r.str()}, LegID: r.str(), Owner: r.sym(),
-			Side: Side(r.u8()), Instrument: r.sym(), Amount: r.dec(), AllocateBefore: r.time(), SettleBefore: r.time(),
-			Locked: r.cid(), CreatedOffset: r.varint()}
+		a := &Allocation{CID: r.cid(), Settlement: SettlementRef{Executor: r.sym(), ID: r.Str()}, LegID: r.Str(), Owner: r.sym(),
+			Side: Side(r.U8()), Instrument: r.sym(), Amount: r.dec(), AllocateBefore: r.Time(), SettleBefore: r.Time(),
+			Locked: r.cid(), CreatedOffset: r.Varint()}
 		c.kind, c.al, cid = ContractAllocation, a, a.CID
 	case snapPreapproval:
-		p := &Preapproval{CID: r.cid(), Receiver: r.sym(), Provider: r.sym(), CreatedOffset: r.varint()}
+		p := &Preapproval{CID: r.cid(), Receiver: r.sym(), Provider: r.sym(), CreatedOffset: r.Varint()}
 		c.kind, c.pa, cid = ContractPreapproval, p, p.CID
 	default:
 		r.fail("unknown contract kind %d", kind)
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		return "", nil
 	}
 	// addContract, without inserting into the spendable sets one by one (they are

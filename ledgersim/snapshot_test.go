@@ -347,14 +347,15 @@ func TestRestoreRefuses(t *testing.T) {
 			s = bytes.Clone(s)
 			s[len(snapshotMagic)]++
 			return s
-		}, "snapshot version 2"},
+		}, fmt.Sprintf("snapshot version %d, this build reads version %d", SnapshotVersion+1, SnapshotVersion)},
 		{"not a snapshot", func(c *Config, s []byte) []byte { return []byte("{}") }, "not a ledger snapshot"},
 		{"trailing bytes", func(c *Config, s []byte) []byte { return append(bytes.Clone(s), 0) }, "after the end"},
 		{"digest", func(c *Config, s []byte) []byte {
 			s = bytes.Clone(s)
-			i := bytes.Index(s, []byte("100.25"))
-			s[i+5] = '7' // an allocation of 100.27
-			return s
+			was, _ := d("100.25").AppendBinary(nil)
+			now, _ := d("100.27").AppendBinary(nil)
+			i := bytes.Index(s, was)
+			return append(append(append([]byte(nil), s[:i]...), now...), s[i+len(was):]...) // an allocation of 100.27
 		}, "digest"},
 	}
 	for _, tc := range tests {

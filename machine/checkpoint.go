@@ -5,14 +5,7 @@ package machine
 // diverged. Applying it changes nothing but the desk's time.
 type Checkpoint struct {
 	Digest string `json:"digest"` // hex SHA-256 of the state, as Desk.Digest
-	// Scheme names how Digest was computed: empty for Desk.Digest (the binary snapshot),
-	// DigestJSON for Desk.LegacyDigest, which every checkpoint of a version-1 journal
-	// record carries (DecodeEnvelope sets it).
-	Scheme string `json:"scheme,omitempty"`
 }
-
-// DigestJSON is the Checkpoint scheme of digests over the state's JSON (Desk.LegacyDigest).
-const DigestJSON = "json"
 
 // Kind names the input in the journal.
 func (Checkpoint) Kind() string { return "checkpoint" }

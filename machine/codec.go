@@ -1,10 +1,9 @@
 package machine
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/deskco/rfqdesk/internal/wire"
 	"strconv"
 	"time"
 )
@@ -38,166 +37,91 @@ var inputKinds = map[string]func() Input{
 
 // Journal records.
 //
-// A record is one JSON object per input, so a record stays readable by any JSON tool:
+// A desk record is binary, in the project's encoding primitives (internal/wire):
 //
-//	version 1: {"v":1,"seq":7,"at":"2026-03-01T12:00:00.5Z","kind":"rfq.create","input":{...}}
-//	version 2: {"v":2,"seq":7,"at":"2026-03-01T12:00:00.5Z","kind":"rfq.create","bin":"<base64>"}
+//	u8 recordVersion ‖ uvarint seq ‖ time at ‖ str kind ‖ the input's fields (inputcodec.go)
 //
-// Version 2 (written since) carries the input in its binary encoding (inputcodec.go), base64
-// in "bin", and its checkpoints carry Desk.Digest; version 1 carried the input's JSON, and
-// its checkpoints the state's JSON digest (Desk.LegacyDigest, Checkpoint.Scheme DigestJSON).
-// DecodeEnvelope reads both. It parses the exact layout EncodeEnvelope writes in a single
-// pass, and any other spelling of the same object with encoding/json.
+// Earlier desks wrote JSON records (version 1: the input's JSON; version 2: its binary form in
+// base64 inside JSON) into journal segments of format version 1; no desk reads them any more
+// (DecodeEnvelope names the version it was given). RecordJSON renders a record for a person.
 
-// journalRecord is the generic JSON form of a record of either version.
-type journalRecord struct {
-	V     int             `json:"v"`
-	Seq   uint64          `json:"seq"`
-	At    time.Time       `json:"at"`
-	Kind  string          `json:"kind"`
-	Input json.RawMessage `json:"input,omitempty"` // version 1
-	Bin   []byte          `json:"bin,omitempty"`   // version 2
-}
+// recordVersion is the version of the journal record encoding, the first byte of every desk
+// record.
+const recordVersion = 3
 
-// recordVersion is the version of the journal record encoding written by this desk.
-const recordVersion = 2
-
-// EncodeEnvelope renders an envelope as a self-describing journal record (version 2).
+// EncodeEnvelope renders an envelope as a journal record (version recordVersion).
 func EncodeEnvelope(env Envelope) ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, 256)}
-	if err := encodeInput(e, env.Input); err != nil {
-		return nil, fmt.Errorf("encode %s input: %w", env.Input.Kind(), err)
-	}
 	kind := env.Input.Kind()
-	if !plainJSONString(kind) {
-		return nil, fmt.Errorf("input kind %q cannot be journaled", kind)
+	e := &encoder{B: make([]byte, 0, 64+len(kind))}
+	e.U8(recordVersion)
+	e.Uvarint(env.Seq)
+	e.Time(env.At)
+	e.Str(kind)
+	if err := encodeInput(e, env.Input); err != nil {
+		return nil, fmt.Errorf("encode %s input: %w", kind, err)
 	}
-	out := make([]byte, 0, 96+len(kind)+base64.StdEncoding.EncodedLen(len(e.b)))
-	out = append(out, `{"v":2,"seq":`...)
-	out = strconv.AppendUint(out, env.Seq, 10)
-	out = append(out, `,"at":"`...)
-	out = env.At.AppendFormat(out, time.RFC3339Nano)
-	out = append(out, `","kind":"`...)
-	out = append(out, kind...)
-	out = append(out, `","bin":"`...)
-	out = base64.StdEncoding.AppendEncode(out, e.b)
-	return append(out, `"}`...), nil
+	if err := e.Err(); err != nil {
+		return nil, fmt.Errorf("encode %s record: %w", kind, err)
+	}
+	return e.B, nil
 }
 
-// plainJSONString reports whether s needs no escaping inside a JSON string.
-func plainJSONString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// DecodeEnvelope reads a journal record of any version this desk knows (1 and 2).
+// DecodeEnvelope reads a journal record written by EncodeEnvelope. A record of another
+// version, such as the JSON records of earlier desks, is refused with an error naming it.
 func DecodeEnvelope(b []byte) (Envelope, error) {
-	if env, ok, err := decodeV2Fast(b); ok {
-		return env, err
+	if len(b) == 0 {
+		return Envelope{}, fmt.Errorf("decode journal record: empty")
 	}
-	var rec journalRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if b[0] != recordVersion {
+		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only version %d", foreignVersion(b), recordVersion)
+	}
+	d := wire.NewDecoder(b)
+	d.Skip(1)
+	seq := d.Uvarint()
+	at := d.Time()
+	kind := d.Str()
+	if err := d.Err(); err != nil {
 		return Envelope{}, fmt.Errorf("decode journal record: %w", err)
 	}
-	switch rec.V {
-	case 1:
-		return decodeV1(rec)
-	case 2:
-		in, err := decodeInput(&decoder{b: rec.Bin}, rec.Kind)
-		if err != nil {
-			return Envelope{}, err
-		}
-		return Envelope{Seq: rec.Seq, At: rec.At, Input: in}, nil
-	}
-	return Envelope{}, fmt.Errorf("journal record version %d is not one this desk reads (1..%d)", rec.V, recordVersion)
-}
-
-// decodeV1 decodes the JSON input of a version-1 record.
-func decodeV1(rec journalRecord) (Envelope, error) {
-	mk, ok := inputKinds[rec.Kind]
-	if !ok {
-		return Envelope{}, fmt.Errorf("unknown journal input kind %q", rec.Kind)
-	}
-	ptr := mk()
-	if err := json.Unmarshal(rec.Input, ptr); err != nil {
-		return Envelope{}, fmt.Errorf("decode %s input: %w", rec.Kind, err)
-	}
-	in := deref(ptr)
-	if cp, ok := in.(Checkpoint); ok && cp.Scheme == "" {
-		cp.Scheme = DigestJSON // version-1 desks digested the state's JSON
-		in = cp
-	}
-	return Envelope{Seq: rec.Seq, At: rec.At, Input: in}, nil
-}
-
-// decodeV2Fast decodes a version-2 record in exactly the layout EncodeEnvelope writes. ok is
-// false when b is not in that layout (it may still be a valid record of another spelling or
-// version); then nothing was decided.
-func decodeV2Fast(b []byte) (env Envelope, ok bool, err error) {
-	rest, found := bytes.CutPrefix(b, []byte(`{"v":2,"seq":`))
-	if !found {
-		return Envelope{}, false, nil
-	}
-	i := 0
-	for i < len(rest) && i < 20 && rest[i] >= '0' && rest[i] <= '9' {
-		i++
-	}
-	seq, perr := strconv.ParseUint(string(rest[:i]), 10, 64)
-	if perr != nil || (i > 1 && rest[0] == '0') {
-		return Envelope{}, false, nil
-	}
-	rest, found = bytes.CutPrefix(rest[i:], []byte(`,"at":"`))
-	if !found {
-		return Envelope{}, false, nil
-	}
-	at, rest, found := cutQuoted(rest)
-	if !found {
-		return Envelope{}, false, nil
-	}
-	rest, found = bytes.CutPrefix(rest, []byte(`,"kind":"`))
-	if !found {
-		return Envelope{}, false, nil
-	}
-	kind, rest, found := cutQuoted(rest)
-	if !found {
-		return Envelope{}, false, nil
-	}
-	rest, found = bytes.CutPrefix(rest, []byte(`,"bin":"`))
-	if !found {
-		return Envelope{}, false, nil
-	}
-	bin, rest, found := cutQuoted(rest)
-	if !found || string(rest) != "}" {
-		return Envelope{}, false, nil
-	}
-	t, terr := time.Parse(time.RFC3339Nano, string(at))
-	if terr != nil {
-		return Envelope{}, false, nil
-	}
-	body := make([]byte, base64.StdEncoding.DecodedLen(len(bin)))
-	n, berr := base64.StdEncoding.Decode(body, bin)
-	if berr != nil {
-		return Envelope{}, false, nil
-	}
-	in, err := decodeInput(&decoder{b: body[:n]}, string(kind))
+	in, err := decodeInput(d, kind)
 	if err != nil {
-		return Envelope{}, true, err
+		return Envelope{}, err
 	}
-	return Envelope{Seq: seq, At: t, Input: in}, true, nil
+	return Envelope{Seq: seq, At: at, Input: in}, nil
 }
 
-// cutQuoted returns the bytes up to the next '"' (which must not be escaped: the fast
-// layout has no escapes) and what follows that quote.
-func cutQuoted(b []byte) (in, rest []byte, ok bool) {
-	j := bytes.IndexByte(b, '"')
-	if j < 0 || bytes.IndexByte(b[:j], '\\') >= 0 {
-		return nil, nil, false
+// foreignVersion names the version of a record this desk does not read: the "v" of an
+// earlier desk's JSON record, else the first byte.
+func foreignVersion(b []byte) string {
+	if b[0] == '{' {
+		var rec struct {
+			V int `json:"v"`
+		}
+		if json.Unmarshal(b, &rec) == nil && rec.V > 0 {
+			return fmt.Sprintf("%d (JSON, written by an earlier desk)", rec.V)
+		}
+		return "unknown (JSON)"
 	}
-	return b[:j], b[j+1:], true
+	return strconv.Itoa(int(b[0]))
+}
+
+// RecordJSON renders a journal record for a person: {"seq":…,"at":…,"kind":…,"input":{…}}
+// with the input in its JSON form (what cmd/replay -dump prints).
+func RecordJSON(b []byte) (json.RawMessage, error) {
+	env, err := DecodeEnvelope(b)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(struct {
+		Seq   uint64    `json:"seq"`
+		At    time.Time `json:"at"`
+		Kind  string    `json:"kind"`
+		Input Input     `json:"input"`
+	}{env.Seq, env.At, env.Input.Kind(), env.Input})
+	if err != nil {
+		return nil, fmt.Errorf("render %s record: %w", env.Input.Kind(), err)
+	}
+	return out, nil
 }
 
 // deref turns the pointer a constructor made back into the value type Apply switches on.

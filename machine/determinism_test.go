@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/deskco/rfqdesk/money"
@@ -47,14 +48,20 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
-// TestSnapshotRoundTrip: a desk restored from its JSON has the same digest and carries on
-// identically.
+// TestSnapshotRoundTrip: a desk restored from its snapshot has the same digest, and a JSON
+// snapshot (as earlier desks wrote) is refused.
 func TestSnapshotRoundTrip(t *testing.T) {
 	h := newHarness(t)
 	_, k1 := h.register("Alpha")
 	h.connect(k1)
-	b := mustJSON(t, h.d)
-	restored, err := Restore([]byte(b))
+	if _, err := Restore([]byte(mustJSON(t, h.d))); err == nil || !strings.Contains(err.Error(), "a JSON desk snapshot") {
+		t.Fatalf("Restore(JSON) = %v, want a refusal naming a JSON desk snapshot", err)
+	}
+	b, err := h.d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := Restore(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +95,7 @@ func TestEnvelopeCodec(t *testing.T) {
 			t.Fatalf("%s round trip: %+v", in.Kind(), env)
 		}
 	}
-	if _, err := DecodeEnvelope([]byte(`{"v":99,"kind":"tick","input":{}}`)); err == nil {
+	if _, err := DecodeEnvelope([]byte{recordVersion + 1}); err == nil {
 		t.Fatal("a newer record version must be refused")
 	}
 }

@@ -3,10 +3,11 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/deskco/rfqdesk/money"
 )
 
-// Binary encodings of the journaled inputs, the body of a version-2 journal record
-// (codec.go). Fields are written in declaration order with the primitives of bincodec.go;
+// Binary encodings of the journaled inputs, the body of a journal record
+// (codec.go). Fields are written in declaration order with the primitives of internal/wire;
 // the record's kind says which encoding follows.
 
 // encodeInput appends the binary body of an input.
@@ -14,108 +15,107 @@ func encodeInput(e *encoder, in Input) error {
 	switch v := in.(type) {
 	case Tick, Boot:
 	case SocketOpened:
-		e.uvarint(v.Socket)
-		e.str(v.KeyHash)
+		e.Uvarint(v.Socket)
+		e.Str(v.KeyHash)
 	case SocketClosed:
-		e.uvarint(v.Socket)
+		e.Uvarint(v.Socket)
 	case LedgerResult:
-		e.str(v.CommandID)
-		e.present(v.Failure != nil)
+		e.Str(v.CommandID)
+		e.Bool(v.Failure != nil)
 		if v.Failure != nil {
-			e.str(v.Failure.Category)
-			e.str(v.Failure.Message)
+			e.Str(v.Failure.Category)
+			e.Str(v.Failure.Message)
 		}
-		e.str(v.PartyID)
-		e.topology(v.Topology)
-		e.str(v.PreparedID)
-		e.bytes(v.Hash)
-		e.time(v.ExpiresAt)
-		e.str(v.UpdateID)
-		e.str(v.AllocationCID)
-		e.str(v.InstructionCID)
-		e.strs(v.Receipts)
+		e.Str(v.PartyID)
+		writeTopology(e, v.Topology)
+		e.Str(v.PreparedID)
+		e.Bytes(v.Hash)
+		e.Time(v.ExpiresAt)
+		e.Str(v.UpdateID)
+		e.Str(v.AllocationCID)
+		e.Str(v.InstructionCID)
+		e.Strs(v.Receipts)
 	case RegisterStart:
-		e.str(v.KeyHash)
-		e.str(v.DisplayName)
-		e.bytes(v.PublicKey)
+		e.Str(v.KeyHash)
+		e.Str(v.DisplayName)
+		e.Bytes(v.PublicKey)
 	case RegisterComplete:
-		e.str(v.KeyHash)
-		e.str(v.RegistrationID)
-		e.byteSlices(v.Signatures)
-		e.str(v.NewKeyHash)
+		e.Str(v.KeyHash)
+		e.Str(v.RegistrationID)
+		e.ByteSlices(v.Signatures)
+		e.Str(v.NewKeyHash)
 	case ChallengeRequest:
-		e.str(v.KeyHash)
-		e.str(v.PartyID)
-		e.str(v.Challenge)
+		e.Str(v.KeyHash)
+		e.Str(v.PartyID)
+		e.Str(v.Challenge)
 	case RotateKey:
-		e.str(v.KeyHash)
-		e.str(v.PartyID)
-		e.str(v.Challenge)
-		e.bytes(v.Signature)
-		e.str(v.NewKeyHash)
+		e.Str(v.KeyHash)
+		e.Str(v.PartyID)
+		e.Str(v.Challenge)
+		e.Bytes(v.Signature)
+		e.Str(v.NewKeyHash)
 	case Preapproval:
-		e.str(v.KeyHash)
+		e.Str(v.KeyHash)
 	case CreateRFQ:
-		e.str(v.KeyHash)
-		e.str(string(v.Direction))
-		e.dec(v.Qty)
-		e.str(v.Base)
-		e.str(v.Quote)
-		e.strs(v.InvitedMakers)
-		e.varint(v.TTLSeconds)
+		e.Str(v.KeyHash)
+		e.Str(string(v.Direction))
+		v.Qty.Encode(e)
+		e.Str(v.Base)
+		e.Str(v.Quote)
+		e.Strs(v.InvitedMakers)
+		e.Varint(v.TTLSeconds)
 	case CancelRFQ:
-		e.str(v.KeyHash)
-		e.str(v.RFQID)
+		e.Str(v.KeyHash)
+		e.Str(v.RFQID)
 	case SubmitQuote:
-		e.str(v.KeyHash)
-		e.str(v.RFQID)
-		e.dec(v.Price)
-		e.present(v.ValidUntil != nil)
+		e.Str(v.KeyHash)
+		e.Str(v.RFQID)
+		v.Price.Encode(e)
+		e.Bool(v.ValidUntil != nil)
 		if v.ValidUntil != nil {
-			e.time(*v.ValidUntil)
+			e.Time(*v.ValidUntil)
 		}
 	case DeleteQuote:
-		e.str(v.KeyHash)
-		e.str(v.QuoteID)
+		e.Str(v.KeyHash)
+		e.Str(v.QuoteID)
 	case AcceptQuote:
-		e.str(v.KeyHash)
-		e.str(v.QuoteID)
+		e.Str(v.KeyHash)
+		e.Str(v.QuoteID)
 	case ExecuteActions:
-		e.str(v.KeyHash)
-		e.length(len(v.Entries), v.Entries == nil)
+		e.Str(v.KeyHash)
+		e.Len(len(v.Entries), v.Entries == nil)
 		for _, x := range v.Entries {
-			e.str(x.ActionID)
-			e.bytes(x.Signature)
+			e.Str(x.ActionID)
+			e.Bytes(x.Signature)
 		}
-		e.bool(v.Batch)
+		e.Bool(v.Batch)
 	case AcceptIncoming:
-		e.str(v.KeyHash)
-		e.str(v.CID)
+		e.Str(v.KeyHash)
+		e.Str(v.CID)
 	case Withdraw:
-		e.str(v.KeyHash)
-		e.str(v.Symbol)
-		e.dec(v.Amount)
-		e.str(v.Receiver)
+		e.Str(v.KeyHash)
+		e.Str(v.Symbol)
+		v.Amount.Encode(e)
+		e.Str(v.Receiver)
 	case FaucetDraw:
-		e.str(v.KeyHash)
+		e.Str(v.KeyHash)
 	case Checkpoint:
-		e.str(v.Digest)
-		e.str(v.Scheme)
+		e.Str(v.Digest)
 	case CheckpointMark:
 	case CheckpointDigest:
-		e.uvarint(v.Mark)
-		e.str(v.Digest)
+		e.Uvarint(v.Mark)
+		e.Str(v.Digest)
 	case Reconfigure:
 		// The configuration as the snapshot carries it (its JSON), so both read it alike.
 		cfg, err := json.Marshal(v.Config)
 		if err != nil {
 			return fmt.Errorf("encode the configuration: %w", err)
 		}
-		e.bytes(cfg)
+		e.Bytes(cfg)
 	default:
 		return fmt.Errorf("input kind %q has no binary encoding", in.Kind())
 	}
-	return e.err
+	return e.Err()
 }
 
 // decodeInput reads the binary body of an input of the given kind.
@@ -127,69 +127,69 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	case Boot{}.Kind():
 		in = Boot{}
 	case SocketOpened{}.Kind():
-		in = SocketOpened{Socket: d.uvarint(), KeyHash: d.str()}
+		in = SocketOpened{Socket: d.Uvarint(), KeyHash: d.Str()}
 	case SocketClosed{}.Kind():
-		in = SocketClosed{Socket: d.uvarint()}
+		in = SocketClosed{Socket: d.Uvarint()}
 	case LedgerResult{}.Kind():
-		r := LedgerResult{CommandID: d.str()}
-		if d.present() {
-			r.Failure = &LedgerFailure{Category: d.str(), Message: d.str()}
+		r := LedgerResult{CommandID: d.Str()}
+		if d.Bool() {
+			r.Failure = &LedgerFailure{Category: d.Str(), Message: d.Str()}
 		}
-		r.PartyID, r.Topology, r.PreparedID, r.Hash = d.str(), d.topology(), d.str(), d.bytes()
-		r.ExpiresAt, r.UpdateID, r.AllocationCID, r.InstructionCID = d.time(), d.str(), d.str(), d.str()
-		r.Receipts = d.strs()
+		r.PartyID, r.Topology, r.PreparedID, r.Hash = d.Str(), readTopology(d), d.Str(), d.Bytes()
+		r.ExpiresAt, r.UpdateID, r.AllocationCID, r.InstructionCID = d.Time(), d.Str(), d.Str(), d.Str()
+		r.Receipts = d.Strs()
 		in = r
 	case RegisterStart{}.Kind():
-		in = RegisterStart{Req: Req{KeyHash: d.str()}, DisplayName: d.str(), PublicKey: d.bytes()}
+		in = RegisterStart{Req: Req{KeyHash: d.Str()}, DisplayName: d.Str(), PublicKey: d.Bytes()}
 	case RegisterComplete{}.Kind():
-		in = RegisterComplete{Req: Req{KeyHash: d.str()}, RegistrationID: d.str(), Signatures: d.byteSlices(), NewKeyHash: d.str()}
+		in = RegisterComplete{Req: Req{KeyHash: d.Str()}, RegistrationID: d.Str(), Signatures: d.ByteSlices(), NewKeyHash: d.Str()}
 	case ChallengeRequest{}.Kind():
-		in = ChallengeRequest{Req: Req{KeyHash: d.str()}, PartyID: d.str(), Challenge: d.str()}
+		in = ChallengeRequest{Req: Req{KeyHash: d.Str()}, PartyID: d.Str(), Challenge: d.Str()}
 	case RotateKey{}.Kind():
-		in = RotateKey{Req: Req{KeyHash: d.str()}, PartyID: d.str(), Challenge: d.str(), Signature: d.bytes(), NewKeyHash: d.str()}
+		in = RotateKey{Req: Req{KeyHash: d.Str()}, PartyID: d.Str(), Challenge: d.Str(), Signature: d.Bytes(), NewKeyHash: d.Str()}
 	case Preapproval{}.Kind():
-		in = Preapproval{Req: Req{KeyHash: d.str()}}
+		in = Preapproval{Req: Req{KeyHash: d.Str()}}
 	case CreateRFQ{}.Kind():
-		in = CreateRFQ{Req: Req{KeyHash: d.str()}, Direction: Direction(d.str()), Qty: d.dec(), Base: d.str(), Quote: d.str(),
-			InvitedMakers: d.strs(), TTLSeconds: d.varint()}
+		in = CreateRFQ{Req: Req{KeyHash: d.Str()}, Direction: Direction(d.Str()), Qty: money.ReadDecimal(d), Base: d.Str(), Quote: d.Str(),
+			InvitedMakers: d.Strs(), TTLSeconds: d.Varint()}
 	case CancelRFQ{}.Kind():
-		in = CancelRFQ{Req: Req{KeyHash: d.str()}, RFQID: d.str()}
+		in = CancelRFQ{Req: Req{KeyHash: d.Str()}, RFQID: d.Str()}
 	case SubmitQuote{}.Kind():
-		q := SubmitQuote{Req: Req{KeyHash: d.str()}, RFQID: d.str(), Price: d.dec()}
-		if d.present() {
-			t := d.time()
+		q := SubmitQuote{Req: Req{KeyHash: d.Str()}, RFQID: d.Str(), Price: money.ReadDecimal(d)}
+		if d.Bool() {
+			t := d.Time()
 			q.ValidUntil = &t
 		}
 		in = q
 	case DeleteQuote{}.Kind():
-		in = DeleteQuote{Req: Req{KeyHash: d.str()}, QuoteID: d.str()}
+		in = DeleteQuote{Req: Req{KeyHash: d.Str()}, QuoteID: d.Str()}
 	case AcceptQuote{}.Kind():
-		in = AcceptQuote{Req: Req{KeyHash: d.str()}, QuoteID: d.str()}
+		in = AcceptQuote{Req: Req{KeyHash: d.Str()}, QuoteID: d.Str()}
 	case ExecuteActions{}.Kind():
-		x := ExecuteActions{Req: Req{KeyHash: d.str()}}
-		if n, isNil := d.length(); !isNil {
+		x := ExecuteActions{Req: Req{KeyHash: d.Str()}}
+		if n, isNil := d.Len(); !isNil {
 			x.Entries = make([]SignedAction, n)
 			for i := range x.Entries {
-				x.Entries[i] = SignedAction{ActionID: d.str(), Signature: d.bytes()}
+				x.Entries[i] = SignedAction{ActionID: d.Str(), Signature: d.Bytes()}
 			}
 		}
-		x.Batch = d.bool()
+		x.Batch = d.Bool()
 		in = x
 	case AcceptIncoming{}.Kind():
-		in = AcceptIncoming{Req: Req{KeyHash: d.str()}, CID: d.str()}
+		in = AcceptIncoming{Req: Req{KeyHash: d.Str()}, CID: d.Str()}
 	case Withdraw{}.Kind():
-		in = Withdraw{Req: Req{KeyHash: d.str()}, Symbol: d.str(), Amount: d.dec(), Receiver: d.str()}
+		in = Withdraw{Req: Req{KeyHash: d.Str()}, Symbol: d.Str(), Amount: money.ReadDecimal(d), Receiver: d.Str()}
 	case FaucetDraw{}.Kind():
-		in = FaucetDraw{Req: Req{KeyHash: d.str()}}
+		in = FaucetDraw{Req: Req{KeyHash: d.Str()}}
 	case Checkpoint{}.Kind():
-		in = Checkpoint{Digest: d.str(), Scheme: d.str()}
+		in = Checkpoint{Digest: d.Str()}
 	case CheckpointMark{}.Kind():
 		in = CheckpointMark{}
 	case CheckpointDigest{}.Kind():
-		in = CheckpointDigest{Mark: d.uvarint(), Digest: d.str()}
+		in = CheckpointDigest{Mark: d.Uvarint(), Digest: d.Str()}
 	case Reconfigure{}.Kind():
 		var r Reconfigure
-		if cfg := d.bytes(); d.err == nil {
+		if cfg := d.Bytes(); d.Err() == nil {
 			if err := json.Unmarshal(cfg, &r.Config); err != nil {
 				return nil, fmt.Errorf("decode %s input: %w", kind, err)
 			}
@@ -198,11 +198,11 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	default:
 		return nil, fmt.Errorf("unknown journal input kind %q", kind)
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("decode %s input: %w", kind, d.err)
+	if d.Err() != nil {
+		return nil, fmt.Errorf("decode %s input: %w", kind, d.Err())
 	}
-	if d.off != len(d.b) {
-		return nil, fmt.Errorf("decode %s input: %d bytes after it", kind, len(d.b)-d.off)
+	if d.Left() != 0 {
+		return nil, fmt.Errorf("decode %s input: %d bytes after it", kind, d.Left())
 	}
 	return in, nil
 }

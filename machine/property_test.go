@@ -2,7 +2,6 @@ package machine
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -257,7 +256,7 @@ func (m *propModel) check(t *rapid.T) {
 		}
 	}
 	// The state round-trips through its snapshot form.
-	b, err := json.Marshal(d)
+	b, err := d.EncodeSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/deskco/rfqdesk/internal/wire"
+	"github.com/deskco/rfqdesk/money"
 	"io"
 	"slices"
 )
@@ -13,12 +15,12 @@ import (
 //
 // A snapshot is the binary encoding of the whole Desk: the magic "RFQDDESK", a uvarint
 // format version (snapshotVersion), then every field in declaration order with the
-// primitives of bincodec.go. The configuration is embedded as its JSON (it is small and
+// primitives of internal/wire. The configuration is embedded as its JSON (it is small and
 // read once); maps are written as their entry count followed by the entries in ascending
 // key order, so the bytes are a function of the state alone and Digest can hash them.
-// Restore reads this format and, for snapshots written before it, the JSON of the Desk.
+// Restore reads only this format.
 
-// snapshotMagic starts every binary snapshot; a JSON snapshot starts with '{'.
+// snapshotMagic starts every desk snapshot.
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
@@ -27,11 +29,11 @@ const snapshotVersion = 1
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
 func (d *Desk) EncodeSnapshot() ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, d.sizeHint())}
+	e := &encoder{B: make([]byte, 0, d.sizeHint())}
 	if err := d.encodeSnapshot(e); err != nil {
 		return nil, err
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
 // sizeHint estimates the size of the desk's binary snapshot, so that encoding it rarely
@@ -44,52 +46,52 @@ func (d *Desk) sizeHint() int {
 // encodeSnapshot writes the snapshot through e (whose buffer may be flushed to a hash as
 // it goes).
 func (d *Desk) encodeSnapshot(e *encoder) error {
-	e.b = append(e.b, snapshotMagic...)
-	e.uvarint(snapshotVersion)
+	e.RawStr(snapshotMagic)
+	e.Uvarint(snapshotVersion)
 	cfg, err := json.Marshal(d.Cfg)
 	if err != nil {
 		return fmt.Errorf("encode desk configuration: %w", err)
 	}
-	e.bytes(cfg)
-	e.uvarint(d.IDs.Seed)
-	e.uvarint(d.IDs.Counter)
-	e.time(d.Now)
+	e.Bytes(cfg)
+	e.Uvarint(d.IDs.Seed)
+	e.Uvarint(d.IDs.Counter)
+	e.Time(d.Now)
 
-	writeMap(e, d.Parties, func(e *encoder, p *Party) { e.party(p) })
-	writeMap(e, d.HintIndex, (*encoder).str)
-	writeMap(e, d.KeyIndex, (*encoder).str)
-	writeMap(e, d.Registrations, func(e *encoder, r *Registration) { e.registration(r) })
-	writeMap(e, d.Challenges, func(e *encoder, c *Challenge) { e.str(c.Text); e.str(c.PartyID); e.time(c.ExpiresAt) })
-	writeMap(e, d.Sockets, func(e *encoder, s *Socket) { e.uvarint(s.ID); e.str(s.PartyID); e.str(s.KeyHash) })
-	writeMap(e, d.RFQs, func(e *encoder, r *RFQ) { e.rfq(r) })
-	writeMap(e, d.Quotes, func(e *encoder, q *Quote) { e.quote(q) })
-	writeMap(e, d.Trades, func(e *encoder, t *Trade) { e.trade(t) })
-	writeMap(e, d.Actions, func(e *encoder, x *Action) { e.action(x) })
+	writeMap(e, d.Parties, func(e *encoder, p *Party) { writeParty(e, p) })
+	writeMap(e, d.HintIndex, (*encoder).Str)
+	writeMap(e, d.KeyIndex, (*encoder).Str)
+	writeMap(e, d.Registrations, func(e *encoder, r *Registration) { writeRegistration(e, r) })
+	writeMap(e, d.Challenges, func(e *encoder, c *Challenge) { e.Str(c.Text); e.Str(c.PartyID); e.Time(c.ExpiresAt) })
+	writeMap(e, d.Sockets, func(e *encoder, s *Socket) { e.Uvarint(s.ID); e.Str(s.PartyID); e.Str(s.KeyHash) })
+	writeMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
+	writeMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
+	writeMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
+	writeMap(e, d.Actions, func(e *encoder, x *Action) { writeAction(e, x) })
 	writeMap(e, d.DoneActions, func(e *encoder, x *DoneAction) {
-		e.str(x.ID)
-		e.str(x.Party)
-		e.str(string(x.Outcome))
-		e.time(x.Until)
+		e.Str(x.ID)
+		e.Str(x.Party)
+		e.Str(string(x.Outcome))
+		e.Time(x.Until)
 	})
-	writeMap(e, d.Deposits, (*encoder).str)
-	writeMap(e, d.Withdrawals, (*encoder).str)
-	writeMap(e, d.FaucetNext, (*encoder).time)
-	writeMap(e, d.Pending, func(e *encoder, c *Continuation) { e.continuation(c) })
-	writeMap(e, d.Held, func(e *encoder, h *HeldReply) { e.heldReply(h) })
+	writeMap(e, d.Deposits, (*encoder).Str)
+	writeMap(e, d.Withdrawals, (*encoder).Str)
+	writeMap(e, d.FaucetNext, (*encoder).Time)
+	writeMap(e, d.Pending, func(e *encoder, c *Continuation) { writeContinuation(e, c) })
+	writeMap(e, d.Held, func(e *encoder, h *HeldReply) { writeHeldReply(e, h) })
 
-	e.length(len(d.Deadlines.Items), d.Deadlines.Items == nil)
+	e.Len(len(d.Deadlines.Items), d.Deadlines.Items == nil)
 	for _, dl := range d.Deadlines.Items {
-		e.time(dl.At)
-		e.uvarint(dl.Order)
-		e.str(string(dl.Kind))
-		e.str(dl.ID)
-		e.uvarint(dl.Seq)
-		e.flushSome() // the queue holds every pending deadline: hand it over in pieces
+		e.Time(dl.At)
+		e.Uvarint(dl.Order)
+		e.Str(string(dl.Kind))
+		e.Str(dl.ID)
+		e.Uvarint(dl.Seq)
+		e.FlushSome() // the queue holds every pending deadline: hand it over in pieces
 	}
-	e.uvarint(d.Deadlines.Next)
-	e.strs(d.FailedTrades)
-	if e.err != nil {
-		return fmt.Errorf("encode desk state: %w", e.err)
+	e.Uvarint(d.Deadlines.Next)
+	e.Strs(d.FailedTrades)
+	if e.Err() != nil {
+		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
 	return nil
 }
@@ -111,59 +113,41 @@ func (d *Desk) Digest() ([32]byte, error) {
 // goroutine works on one piece while the next is encoded. The state is read only while
 // WriteSnapshot runs; w must not keep a piece after its Write returns.
 func (d *Desk) WriteSnapshot(w io.Writer) error {
-	e := &encoder{b: make([]byte, 0, 2*flushAt), w: w}
+	e := wire.NewStreamEncoder(w, make([]byte, 0, 2*wire.FlushAt))
 	if err := d.encodeSnapshot(e); err != nil {
 		return err
 	}
-	if _, err := w.Write(e.b); err != nil {
+	e.Flush()
+	if err := e.Err(); err != nil {
 		return fmt.Errorf("encode desk state: %w", err)
 	}
 	return nil
 }
 
-// LegacyDigest is the digest desks wrote into checkpoints of version-1 journal records:
-// the SHA-256 of the state's JSON (encoding/json sorts map keys).
-func (d *Desk) LegacyDigest() ([32]byte, error) {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return [32]byte{}, fmt.Errorf("encode desk state: %w", err)
-	}
-	return sha256.Sum256(b), nil
-}
-
-// VerifyCheckpoint reports whether the desk's digest, computed by the scheme the
-// checkpoint names, is the one the checkpoint carries.
+// VerifyCheckpoint reports whether the desk's digest (Digest) is the one the checkpoint
+// carries.
 func (d *Desk) VerifyCheckpoint(cp Checkpoint) (bool, error) {
-	var sum [32]byte
-	var err error
-	switch cp.Scheme {
-	case "":
-		sum, err = d.Digest()
-	case DigestJSON:
-		sum, err = d.LegacyDigest()
-	default:
-		return false, fmt.Errorf("checkpoint digest scheme %q is not one this desk knows", cp.Scheme)
-	}
+	sum, err := d.Digest()
 	if err != nil {
 		return false, err
 	}
 	return fmt.Sprintf("%x", sum) == cp.Digest, nil
 }
 
-// Restore rebuilds a desk from a snapshot: the binary format of EncodeSnapshot, or the JSON
-// of a Desk that snapshots held before it.
+// Restore rebuilds a desk from a snapshot in the binary format of EncodeSnapshot. Any other
+// bytes, such as the JSON snapshots of earlier desks, are refused with an error naming
+// what they are.
 func Restore(b []byte) (*Desk, error) {
-	var d *Desk
-	if bytes.HasPrefix(b, []byte(snapshotMagic)) {
-		var err error
-		if d, err = decodeSnapshot(b); err != nil {
-			return nil, fmt.Errorf("decode desk snapshot: %w", err)
+	if !bytes.HasPrefix(b, []byte(snapshotMagic)) {
+		what := "not a desk snapshot"
+		if len(b) > 0 && b[0] == '{' {
+			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-	} else {
-		d = &Desk{}
-		if err := json.Unmarshal(b, d); err != nil {
-			return nil, fmt.Errorf("decode desk snapshot: %w", err)
-		}
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of version %d", what, snapshotVersion)
+	}
+	d, err := decodeSnapshot(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode desk snapshot: %w", err)
 	}
 	if err := d.Cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("snapshot configuration: %w", err)
@@ -172,61 +156,62 @@ func Restore(b []byte) (*Desk, error) {
 }
 
 func decodeSnapshot(b []byte) (*Desk, error) {
-	dec := &decoder{b: b, off: len(snapshotMagic), text: string(b)}
-	if v := dec.uvarint(); dec.err == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("binary snapshot version %d is not one this desk reads (%d)", v, snapshotVersion)
+	dec := wire.NewBulkDecoder(b)
+	dec.Raw(len(snapshotMagic))
+	if v := dec.Uvarint(); dec.Err() == nil && v != snapshotVersion {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only version %d", v, snapshotVersion)
 	}
 	d := &Desk{}
-	if cfg := dec.bytes(); dec.err == nil {
+	if cfg := dec.Bytes(); dec.Err() == nil {
 		if err := json.Unmarshal(cfg, &d.Cfg); err != nil {
 			return nil, fmt.Errorf("configuration: %w", err)
 		}
 	}
-	d.IDs.Seed = dec.uvarint()
-	d.IDs.Counter = dec.uvarint()
-	d.Now = dec.time()
+	d.IDs.Seed = dec.Uvarint()
+	d.IDs.Counter = dec.Uvarint()
+	d.Now = dec.Time()
 
-	d.Parties = readMap(dec, (*decoder).str, func(dec *decoder) *Party { return dec.party() })
-	d.HintIndex = readMap(dec, (*decoder).str, (*decoder).str)
-	d.KeyIndex = readMap(dec, (*decoder).str, (*decoder).str)
-	d.Registrations = readMap(dec, (*decoder).str, func(dec *decoder) *Registration { return dec.registration() })
-	d.Challenges = readMap(dec, (*decoder).str, func(dec *decoder) *Challenge {
-		return &Challenge{Text: dec.str(), PartyID: dec.str(), ExpiresAt: dec.time()}
+	d.Parties = readMap(dec, (*decoder).Str, readParty)
+	d.HintIndex = readMap(dec, (*decoder).Str, (*decoder).Str)
+	d.KeyIndex = readMap(dec, (*decoder).Str, (*decoder).Str)
+	d.Registrations = readMap(dec, (*decoder).Str, readRegistration)
+	d.Challenges = readMap(dec, (*decoder).Str, func(dec *decoder) *Challenge {
+		return &Challenge{Text: dec.Str(), PartyID: dec.Str(), ExpiresAt: dec.Time()}
 	})
-	d.Sockets = readMap(dec, (*decoder).uvarint, func(dec *decoder) *Socket {
-		return &Socket{ID: dec.uvarint(), PartyID: dec.str(), KeyHash: dec.str()}
+	d.Sockets = readMap(dec, (*decoder).Uvarint, func(dec *decoder) *Socket {
+		return &Socket{ID: dec.Uvarint(), PartyID: dec.Str(), KeyHash: dec.Str()}
 	})
-	d.RFQs = readMap(dec, (*decoder).str, func(dec *decoder) *RFQ { return dec.rfq() })
-	d.Quotes = readMap(dec, (*decoder).str, func(dec *decoder) *Quote { return dec.quote() })
-	d.Trades = readMap(dec, (*decoder).str, func(dec *decoder) *Trade { return dec.trade() })
-	d.Actions = readMap(dec, (*decoder).str, func(dec *decoder) *Action { return dec.action() })
-	d.DoneActions = readMap(dec, (*decoder).str, func(dec *decoder) *DoneAction {
-		return &DoneAction{ID: dec.str(), Party: dec.str(), Outcome: State(dec.str()), Until: dec.time()}
+	d.RFQs = readMap(dec, (*decoder).Str, readRfq)
+	d.Quotes = readMap(dec, (*decoder).Str, readQuote)
+	d.Trades = readMap(dec, (*decoder).Str, readTrade)
+	d.Actions = readMap(dec, (*decoder).Str, readAction)
+	d.DoneActions = readMap(dec, (*decoder).Str, func(dec *decoder) *DoneAction {
+		return &DoneAction{ID: dec.Str(), Party: dec.Str(), Outcome: State(dec.Str()), Until: dec.Time()}
 	})
-	d.Deposits = readMap(dec, (*decoder).str, (*decoder).str)
-	d.Withdrawals = readMap(dec, (*decoder).str, (*decoder).str)
-	d.FaucetNext = readMap(dec, (*decoder).str, (*decoder).time)
-	d.Pending = readMap(dec, (*decoder).str, func(dec *decoder) *Continuation { return dec.continuation() })
-	d.Held = readMap(dec, (*decoder).uvarint, func(dec *decoder) *HeldReply { return dec.heldReply() })
+	d.Deposits = readMap(dec, (*decoder).Str, (*decoder).Str)
+	d.Withdrawals = readMap(dec, (*decoder).Str, (*decoder).Str)
+	d.FaucetNext = readMap(dec, (*decoder).Str, (*decoder).Time)
+	d.Pending = readMap(dec, (*decoder).Str, readContinuation)
+	d.Held = readMap(dec, (*decoder).Uvarint, readHeldReply)
 
-	if n, isNil := dec.length(); !isNil {
+	if n, isNil := dec.Len(); !isNil {
 		d.Deadlines.Items = make([]Deadline, n)
 		for i := range d.Deadlines.Items {
 			dl := &d.Deadlines.Items[i]
-			dl.At = dec.time()
-			dl.Order = dec.uvarint()
-			dl.Kind = DeadlineKind(dec.str())
-			dl.ID = dec.str()
-			dl.Seq = dec.uvarint()
+			dl.At = dec.Time()
+			dl.Order = dec.Uvarint()
+			dl.Kind = DeadlineKind(dec.Str())
+			dl.ID = dec.Str()
+			dl.Seq = dec.Uvarint()
 		}
 	}
-	d.Deadlines.Next = dec.uvarint()
-	d.FailedTrades = dec.strs()
-	if dec.err != nil {
-		return nil, dec.err
+	d.Deadlines.Next = dec.Uvarint()
+	d.FailedTrades = dec.Strs()
+	if dec.Err() != nil {
+		return nil, dec.Err()
 	}
-	if dec.off != len(b) {
-		return nil, fmt.Errorf("%d bytes after the desk state", len(b)-dec.off)
+	if dec.Left() != 0 {
+		return nil, fmt.Errorf("%d bytes after the desk state", dec.Left())
 	}
 	return d, nil
 }
@@ -239,22 +224,22 @@ func writeMap[K string | uint64, V any](e *encoder, m map[K]V, val func(*encoder
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	e.uvarint(uint64(len(keys)))
+	e.Uvarint(uint64(len(keys)))
 	for _, k := range keys {
 		switch k := any(&k).(type) {
 		case *string:
-			e.str(*k)
+			e.Str(*k)
 		case *uint64:
-			e.uvarint(*k)
+			e.Uvarint(*k)
 		}
 		v := m[k]
 		if isNilPtr(v) {
-			e.present(false)
+			e.Bool(false)
 		} else {
-			e.present(true)
+			e.Bool(true)
 			val(e, v)
 		}
-		e.flushSome()
+		e.FlushSome()
 	}
 }
 
@@ -289,12 +274,12 @@ func isNilPtr(v any) bool {
 
 // readMap reads a map written by writeMap; it always returns a non-nil map.
 func readMap[K comparable, V any](dec *decoder, key func(*decoder) K, val func(*decoder) V) map[K]V {
-	n := dec.count()
+	n := dec.Count()
 	m := make(map[K]V, n)
-	for i := 0; i < n && dec.err == nil; i++ {
+	for i := 0; i < n && dec.Err() == nil; i++ {
 		k := key(dec)
 		var v V
-		if dec.present() {
+		if dec.Bool() {
 			v = val(dec)
 		}
 		m[k] = v
@@ -304,395 +289,395 @@ func readMap[K comparable, V any](dec *decoder, key func(*decoder) K, val func(*
 
 // ---- Entities ----
 
-func (e *encoder) party(p *Party) {
-	e.str(p.ID)
-	e.str(p.Hint)
-	e.str(p.DisplayName)
-	e.bytes(p.PublicKey)
-	e.str(p.KeyHash)
-	e.str(string(p.House))
-	e.int(p.Online)
-	e.time(p.RegisteredAt)
-	e.strs(p.Trades)
-	e.length(len(p.History), p.History == nil)
+func writeParty(e *encoder, p *Party) {
+	e.Str(p.ID)
+	e.Str(p.Hint)
+	e.Str(p.DisplayName)
+	e.Bytes(p.PublicKey)
+	e.Str(p.KeyHash)
+	e.Str(string(p.House))
+	e.Int(p.Online)
+	e.Time(p.RegisteredAt)
+	e.Strs(p.Trades)
+	e.Len(len(p.History), p.History == nil)
 	for i := range p.History {
 		h := &p.History[i]
-		e.str(h.ID)
-		e.str(h.RFQ)
-		e.str(string(h.Direction))
-		e.dec(h.Qty)
-		e.str(h.Base)
-		e.str(h.Quote)
-		e.str(h.Kind)
-		e.int(h.QuoteCount)
-		e.dec(h.BestPrice)
-		e.bool(h.HasBest)
-		e.str(h.Maker)
-		e.str(h.Reason)
-		e.time(h.At)
+		e.Str(h.ID)
+		e.Str(h.RFQ)
+		e.Str(string(h.Direction))
+		h.Qty.Encode(e)
+		e.Str(h.Base)
+		e.Str(h.Quote)
+		e.Str(h.Kind)
+		e.Int(h.QuoteCount)
+		h.BestPrice.Encode(e)
+		e.Bool(h.HasBest)
+		e.Str(h.Maker)
+		e.Str(h.Reason)
+		e.Time(h.At)
 	}
 }
 
-func (d *decoder) party() *Party {
-	p := &Party{ID: d.str(), Hint: d.str(), DisplayName: d.str(), PublicKey: d.bytes(), KeyHash: d.str(),
-		House: HouseRole(d.str()), Online: d.int(), RegisteredAt: d.time(), Trades: d.strs()}
-	if n, isNil := d.length(); !isNil {
+func readParty(d *decoder) *Party {
+	p := &Party{ID: d.Str(), Hint: d.Str(), DisplayName: d.Str(), PublicKey: d.Bytes(), KeyHash: d.Str(),
+		House: HouseRole(d.Str()), Online: d.Int(), RegisteredAt: d.Time(), Trades: d.Strs()}
+	if n, isNil := d.Len(); !isNil {
 		p.History = make([]HistoryRow, n)
 		for i := range p.History {
-			p.History[i] = HistoryRow{ID: d.str(), RFQ: d.str(), Direction: Direction(d.str()), Qty: d.dec(),
-				Base: d.str(), Quote: d.str(), Kind: d.str(), QuoteCount: d.int(), BestPrice: d.dec(),
-				HasBest: d.bool(), Maker: d.str(), Reason: d.str(), At: d.time()}
+			p.History[i] = HistoryRow{ID: d.Str(), RFQ: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
+				Base: d.Str(), Quote: d.Str(), Kind: d.Str(), QuoteCount: d.Int(), BestPrice: money.ReadDecimal(d),
+				HasBest: d.Bool(), Maker: d.Str(), Reason: d.Str(), At: d.Time()}
 		}
 	}
 	return p
 }
 
-func (e *encoder) registration(r *Registration) {
-	e.str(r.ID)
-	e.str(string(r.State))
-	e.str(r.DisplayName)
-	e.str(r.Hint)
-	e.bytes(r.PublicKey)
-	e.str(r.PartyID)
-	e.topology(r.Topology)
-	e.time(r.ExpiresAt)
-	e.str(r.KeyHash)
+func writeRegistration(e *encoder, r *Registration) {
+	e.Str(r.ID)
+	e.Str(string(r.State))
+	e.Str(r.DisplayName)
+	e.Str(r.Hint)
+	e.Bytes(r.PublicKey)
+	e.Str(r.PartyID)
+	writeTopology(e, r.Topology)
+	e.Time(r.ExpiresAt)
+	e.Str(r.KeyHash)
 }
 
-func (d *decoder) registration() *Registration {
-	return &Registration{ID: d.str(), State: State(d.str()), DisplayName: d.str(), Hint: d.str(),
-		PublicKey: d.bytes(), PartyID: d.str(), Topology: d.topology(), ExpiresAt: d.time(), KeyHash: d.str()}
+func readRegistration(d *decoder) *Registration {
+	return &Registration{ID: d.Str(), State: State(d.Str()), DisplayName: d.Str(), Hint: d.Str(),
+		PublicKey: d.Bytes(), PartyID: d.Str(), Topology: readTopology(d), ExpiresAt: d.Time(), KeyHash: d.Str()}
 }
 
-func (e *encoder) topology(t []TopologyTx) {
-	e.length(len(t), t == nil)
+func writeTopology(e *encoder, t []TopologyTx) {
+	e.Len(len(t), t == nil)
 	for _, x := range t {
-		e.bytes(x.Hash)
-		e.str(x.Description)
+		e.Bytes(x.Hash)
+		e.Str(x.Description)
 	}
 }
 
-func (d *decoder) topology() []TopologyTx {
-	n, isNil := d.length()
+func readTopology(d *decoder) []TopologyTx {
+	n, isNil := d.Len()
 	if isNil {
 		return nil
 	}
 	out := make([]TopologyTx, n)
 	for i := range out {
-		out[i] = TopologyTx{Hash: d.bytes(), Description: d.str()}
+		out[i] = TopologyTx{Hash: d.Bytes(), Description: d.Str()}
 	}
 	return out
 }
 
-func (e *encoder) rfq(r *RFQ) {
-	e.str(r.ID)
-	e.str(string(r.State))
-	e.str(r.Taker)
-	e.str(string(r.Direction))
-	e.dec(r.Qty)
-	e.str(r.Base)
-	e.str(r.Quote)
-	e.time(r.Deadline)
-	e.strs(r.Invited)
-	e.int(r.FeeBps)
-	e.time(r.CreatedAt)
-	e.time(r.ClosedAt)
-	e.strs(r.Quotes)
-	e.str(r.SettlingTrade)
+func writeRfq(e *encoder, r *RFQ) {
+	e.Str(r.ID)
+	e.Str(string(r.State))
+	e.Str(r.Taker)
+	e.Str(string(r.Direction))
+	r.Qty.Encode(e)
+	e.Str(r.Base)
+	e.Str(r.Quote)
+	e.Time(r.Deadline)
+	e.Strs(r.Invited)
+	e.Int(r.FeeBps)
+	e.Time(r.CreatedAt)
+	e.Time(r.ClosedAt)
+	e.Strs(r.Quotes)
+	e.Str(r.SettlingTrade)
 }
 
-func (d *decoder) rfq() *RFQ {
-	return &RFQ{ID: d.str(), State: State(d.str()), Taker: d.str(), Direction: Direction(d.str()), Qty: d.dec(),
-		Base: d.str(), Quote: d.str(), Deadline: d.time(), Invited: d.strs(), FeeBps: d.int(),
-		CreatedAt: d.time(), ClosedAt: d.time(), Quotes: d.strs(), SettlingTrade: d.str()}
+func readRfq(d *decoder) *RFQ {
+	return &RFQ{ID: d.Str(), State: State(d.Str()), Taker: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
+		Base: d.Str(), Quote: d.Str(), Deadline: d.Time(), Invited: d.Strs(), FeeBps: d.Int(),
+		CreatedAt: d.Time(), ClosedAt: d.Time(), Quotes: d.Strs(), SettlingTrade: d.Str()}
 }
 
-func (e *encoder) amounts(a TradeAmounts) {
-	e.dec(a.Qty)
-	e.dec(a.QuoteAmount)
-	e.dec(a.Fee)
+func writeAmounts(e *encoder, a TradeAmounts) {
+	a.Qty.Encode(e)
+	a.QuoteAmount.Encode(e)
+	a.Fee.Encode(e)
 }
 
-func (d *decoder) amounts() TradeAmounts {
-	return TradeAmounts{Qty: d.dec(), QuoteAmount: d.dec(), Fee: d.dec()}
+func readAmounts(d *decoder) TradeAmounts {
+	return TradeAmounts{Qty: money.ReadDecimal(d), QuoteAmount: money.ReadDecimal(d), Fee: money.ReadDecimal(d)}
 }
 
-func (e *encoder) allocations(as []AllocationRef) {
-	e.length(len(as), as == nil)
+func writeAllocations(e *encoder, as []AllocationRef) {
+	e.Len(len(as), as == nil)
 	for i := range as {
 		a := &as[i]
-		e.str(a.LegID)
-		e.str(a.Owner)
-		e.bool(a.Send)
-		e.str(a.Instrument)
-		e.dec(a.Amount)
-		e.str(a.CID)
-		e.bool(a.Cancelled)
-		e.str(a.PreparedID)
-		e.bytes(a.Hash)
-		e.time(a.PrepExpires)
-		e.int(a.Attempt)
+		e.Str(a.LegID)
+		e.Str(a.Owner)
+		e.Bool(a.Send)
+		e.Str(a.Instrument)
+		a.Amount.Encode(e)
+		e.Str(a.CID)
+		e.Bool(a.Cancelled)
+		e.Str(a.PreparedID)
+		e.Bytes(a.Hash)
+		e.Time(a.PrepExpires)
+		e.Int(a.Attempt)
 	}
 }
 
-func (d *decoder) allocations() []AllocationRef {
-	n, isNil := d.length()
+func readAllocations(d *decoder) []AllocationRef {
+	n, isNil := d.Len()
 	if isNil {
 		return nil
 	}
 	out := make([]AllocationRef, n)
 	for i := range out {
-		out[i] = AllocationRef{LegID: d.str(), Owner: d.str(), Send: d.bool(), Instrument: d.str(), Amount: d.dec(),
-			CID: d.str(), Cancelled: d.bool(), PreparedID: d.str(), Hash: d.bytes(), PrepExpires: d.time(), Attempt: d.int()}
+		out[i] = AllocationRef{LegID: d.Str(), Owner: d.Str(), Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d),
+			CID: d.Str(), Cancelled: d.Bool(), PreparedID: d.Str(), Hash: d.Bytes(), PrepExpires: d.Time(), Attempt: d.Int()}
 	}
 	return out
 }
 
-func (e *encoder) quote(q *Quote) {
-	e.str(q.ID)
-	e.str(string(q.State))
-	e.str(q.RFQ)
-	e.str(q.Maker)
-	e.dec(q.Price)
-	e.time(q.ValidUntil)
-	e.time(q.CreatedAt)
-	e.amounts(q.Amounts)
-	e.allocations(q.Allocations)
-	e.strs(q.Actions)
-	e.str(q.Trade)
-	e.bool(q.Anchored)
-	e.uvarint(q.ReqSeq)
-	e.int(q.PendingCancels)
+func writeQuote(e *encoder, q *Quote) {
+	e.Str(q.ID)
+	e.Str(string(q.State))
+	e.Str(q.RFQ)
+	e.Str(q.Maker)
+	q.Price.Encode(e)
+	e.Time(q.ValidUntil)
+	e.Time(q.CreatedAt)
+	writeAmounts(e, q.Amounts)
+	writeAllocations(e, q.Allocations)
+	e.Strs(q.Actions)
+	e.Str(q.Trade)
+	e.Bool(q.Anchored)
+	e.Uvarint(q.ReqSeq)
+	e.Int(q.PendingCancels)
 }
 
-func (d *decoder) quote() *Quote {
-	return &Quote{ID: d.str(), State: State(d.str()), RFQ: d.str(), Maker: d.str(), Price: d.dec(),
-		ValidUntil: d.time(), CreatedAt: d.time(), Amounts: d.amounts(), Allocations: d.allocations(),
-		Actions: d.strs(), Trade: d.str(), Anchored: d.bool(), ReqSeq: d.uvarint(), PendingCancels: d.int()}
+func readQuote(d *decoder) *Quote {
+	return &Quote{ID: d.Str(), State: State(d.Str()), RFQ: d.Str(), Maker: d.Str(), Price: money.ReadDecimal(d),
+		ValidUntil: d.Time(), CreatedAt: d.Time(), Amounts: readAmounts(d), Allocations: readAllocations(d),
+		Actions: d.Strs(), Trade: d.Str(), Anchored: d.Bool(), ReqSeq: d.Uvarint(), PendingCancels: d.Int()}
 }
 
-func (e *encoder) trade(t *Trade) {
-	e.str(t.ID)
-	e.str(string(t.State))
-	e.str(t.RFQ)
-	e.str(t.Quote)
-	e.str(t.Taker)
-	e.str(t.Maker)
-	e.str(string(t.Direction))
-	e.str(t.Base)
-	e.str(t.QuoteSym)
-	e.dec(t.Price)
-	e.amounts(t.Amounts)
-	e.time(t.AcceptedAt)
-	e.time(t.WindowEnds)
-	e.time(t.SettledAt)
-	e.str(t.UpdateID)
-	e.strs(t.Receipts)
-	e.allocations(t.Allocations)
-	e.strs(t.Actions)
-	e.str(t.FailReason)
-	e.int(t.Lists)
-	e.int(t.PendingReleases)
-	e.bool(t.ReleaseFailed)
-	e.bool(t.Rechecked)
+func writeTrade(e *encoder, t *Trade) {
+	e.Str(t.ID)
+	e.Str(string(t.State))
+	e.Str(t.RFQ)
+	e.Str(t.Quote)
+	e.Str(t.Taker)
+	e.Str(t.Maker)
+	e.Str(string(t.Direction))
+	e.Str(t.Base)
+	e.Str(t.QuoteSym)
+	t.Price.Encode(e)
+	writeAmounts(e, t.Amounts)
+	e.Time(t.AcceptedAt)
+	e.Time(t.WindowEnds)
+	e.Time(t.SettledAt)
+	e.Str(t.UpdateID)
+	e.Strs(t.Receipts)
+	writeAllocations(e, t.Allocations)
+	e.Strs(t.Actions)
+	e.Str(t.FailReason)
+	e.Int(t.Lists)
+	e.Int(t.PendingReleases)
+	e.Bool(t.ReleaseFailed)
+	e.Bool(t.Rechecked)
 }
 
-func (d *decoder) trade() *Trade {
-	return &Trade{ID: d.str(), State: State(d.str()), RFQ: d.str(), Quote: d.str(), Taker: d.str(), Maker: d.str(),
-		Direction: Direction(d.str()), Base: d.str(), QuoteSym: d.str(), Price: d.dec(), Amounts: d.amounts(),
-		AcceptedAt: d.time(), WindowEnds: d.time(), SettledAt: d.time(), UpdateID: d.str(), Receipts: d.strs(),
-		Allocations: d.allocations(), Actions: d.strs(), FailReason: d.str(), Lists: d.int(),
-		PendingReleases: d.int(), ReleaseFailed: d.bool(), Rechecked: d.bool()}
+func readTrade(d *decoder) *Trade {
+	return &Trade{ID: d.Str(), State: State(d.Str()), RFQ: d.Str(), Quote: d.Str(), Taker: d.Str(), Maker: d.Str(),
+		Direction: Direction(d.Str()), Base: d.Str(), QuoteSym: d.Str(), Price: money.ReadDecimal(d), Amounts: readAmounts(d),
+		AcceptedAt: d.Time(), WindowEnds: d.Time(), SettledAt: d.Time(), UpdateID: d.Str(), Receipts: d.Strs(),
+		Allocations: readAllocations(d), Actions: d.Strs(), FailReason: d.Str(), Lists: d.Int(),
+		PendingReleases: d.Int(), ReleaseFailed: d.Bool(), Rechecked: d.Bool()}
 }
 
-func (e *encoder) action(x *Action) {
-	e.str(x.ID)
-	e.str(string(x.State))
-	e.str(x.Party)
-	e.str(x.Purpose)
-	e.str(x.Description)
-	e.bytes(x.Hash)
-	e.str(x.PreparedID)
-	e.time(x.CreatedAt)
-	e.time(x.ExpiresAt)
-	e.str(string(x.Flow))
-	e.str(x.FlowID)
-	e.str(x.LegID)
-	e.str(x.TradeID)
-	e.int(x.Attempt)
-	e.uvarint(x.Order)
-	e.bool(x.Execute != nil)
+func writeAction(e *encoder, x *Action) {
+	e.Str(x.ID)
+	e.Str(string(x.State))
+	e.Str(x.Party)
+	e.Str(x.Purpose)
+	e.Str(x.Description)
+	e.Bytes(x.Hash)
+	e.Str(x.PreparedID)
+	e.Time(x.CreatedAt)
+	e.Time(x.ExpiresAt)
+	e.Str(string(x.Flow))
+	e.Str(x.FlowID)
+	e.Str(x.LegID)
+	e.Str(x.TradeID)
+	e.Int(x.Attempt)
+	e.Uvarint(x.Order)
+	e.Bool(x.Execute != nil)
 	if x.Execute != nil {
-		e.ledgerCall(x.Execute)
+		writeLedgerCall(e, x.Execute)
 	}
 }
 
-func (d *decoder) action() *Action {
-	x := &Action{ID: d.str(), State: State(d.str()), Party: d.str(), Purpose: d.str(), Description: d.str(),
-		Hash: d.bytes(), PreparedID: d.str(), CreatedAt: d.time(), ExpiresAt: d.time(), Flow: FlowKind(d.str()),
-		FlowID: d.str(), LegID: d.str(), TradeID: d.str(), Attempt: d.int(), Order: d.uvarint()}
-	if d.bool() {
-		c := d.ledgerCall()
+func readAction(d *decoder) *Action {
+	x := &Action{ID: d.Str(), State: State(d.Str()), Party: d.Str(), Purpose: d.Str(), Description: d.Str(),
+		Hash: d.Bytes(), PreparedID: d.Str(), CreatedAt: d.Time(), ExpiresAt: d.Time(), Flow: FlowKind(d.Str()),
+		FlowID: d.Str(), LegID: d.Str(), TradeID: d.Str(), Attempt: d.Int(), Order: d.Uvarint()}
+	if d.Bool() {
+		c := readLedgerCall(d)
 		x.Execute = &c
 	}
 	return x
 }
 
-func (e *encoder) continuation(c *Continuation) {
-	e.ledgerCall(&c.Call)
-	e.str(string(c.Kind))
-	e.uvarint(c.ReqSeq)
-	e.str(c.Entity)
-	e.str(c.LegID)
-	e.str(c.Aux)
+func writeContinuation(e *encoder, c *Continuation) {
+	writeLedgerCall(e, &c.Call)
+	e.Str(string(c.Kind))
+	e.Uvarint(c.ReqSeq)
+	e.Str(c.Entity)
+	e.Str(c.LegID)
+	e.Str(c.Aux)
 }
 
-func (d *decoder) continuation() *Continuation {
-	return &Continuation{Call: d.ledgerCall(), Kind: ContKind(d.str()), ReqSeq: d.uvarint(), Entity: d.str(),
-		LegID: d.str(), Aux: d.str()}
+func readContinuation(d *decoder) *Continuation {
+	return &Continuation{Call: readLedgerCall(d), Kind: ContKind(d.Str()), ReqSeq: d.Uvarint(), Entity: d.Str(),
+		LegID: d.Str(), Aux: d.Str()}
 }
 
-func (e *encoder) apiError(x *APIError) {
-	e.present(x != nil)
+func writeApiError(e *encoder, x *APIError) {
+	e.Bool(x != nil)
 	if x != nil {
-		e.int(x.Status)
-		e.str(x.Code)
-		e.str(x.Message)
+		e.Int(x.Status)
+		e.Str(x.Code)
+		e.Str(x.Message)
 	}
 }
 
-func (d *decoder) apiError() *APIError {
-	if !d.present() {
+func readApiError(d *decoder) *APIError {
+	if !d.Bool() {
 		return nil
 	}
-	return &APIError{Status: d.int(), Code: d.str(), Message: d.str()}
+	return &APIError{Status: d.Int(), Code: d.Str(), Message: d.Str()}
 }
 
-func (e *encoder) heldReply(h *HeldReply) {
-	e.uvarint(h.Seq)
-	e.str(string(h.Kind))
-	e.str(h.Entity)
-	e.str(h.Party)
-	e.int(h.Waiting)
-	e.length(len(h.Entries), h.Entries == nil)
+func writeHeldReply(e *encoder, h *HeldReply) {
+	e.Uvarint(h.Seq)
+	e.Str(string(h.Kind))
+	e.Str(h.Entity)
+	e.Str(h.Party)
+	e.Int(h.Waiting)
+	e.Len(len(h.Entries), h.Entries == nil)
 	for i := range h.Entries {
 		x := &h.Entries[i]
-		e.str(x.ActionID)
-		e.str(x.Status)
-		e.str(x.Error)
-		e.present(x.Retryable != nil)
+		e.Str(x.ActionID)
+		e.Str(x.Status)
+		e.Str(x.Error)
+		e.Bool(x.Retryable != nil)
 		if x.Retryable != nil {
-			e.bool(*x.Retryable)
+			e.Bool(*x.Retryable)
 		}
-		e.apiError(x.HTTPError)
+		writeApiError(e, x.HTTPError)
 	}
-	e.present(h.Faucet != nil)
+	e.Bool(h.Faucet != nil)
 	if f := h.Faucet; f != nil {
-		e.length(len(f.Sent), f.Sent == nil)
+		e.Len(len(f.Sent), f.Sent == nil)
 		for _, s := range f.Sent {
-			e.str(s.Symbol)
-			e.str(s.DisplaySymbol)
-			e.dec(s.Amount)
+			e.Str(s.Symbol)
+			e.Str(s.DisplaySymbol)
+			s.Amount.Encode(e)
 		}
-		e.length(len(f.Skipped), f.Skipped == nil)
+		e.Len(len(f.Skipped), f.Skipped == nil)
 		for _, s := range f.Skipped {
-			e.str(s.Symbol)
-			e.str(s.Reason)
+			e.Str(s.Symbol)
+			e.Str(s.Reason)
 		}
-		e.int(f.RetryAfterSeconds)
+		e.Int(f.RetryAfterSeconds)
 	}
-	e.apiError(h.Failure)
-	e.bool(h.Batch)
+	writeApiError(e, h.Failure)
+	e.Bool(h.Batch)
 }
 
-func (d *decoder) heldReply() *HeldReply {
-	h := &HeldReply{Seq: d.uvarint(), Kind: ContKind(d.str()), Entity: d.str(), Party: d.str(), Waiting: d.int()}
-	if n, isNil := d.length(); !isNil {
+func readHeldReply(d *decoder) *HeldReply {
+	h := &HeldReply{Seq: d.Uvarint(), Kind: ContKind(d.Str()), Entity: d.Str(), Party: d.Str(), Waiting: d.Int()}
+	if n, isNil := d.Len(); !isNil {
 		h.Entries = make([]ExecEntry, n)
 		for i := range h.Entries {
 			x := &h.Entries[i]
-			x.ActionID, x.Status, x.Error = d.str(), d.str(), d.str()
-			if d.present() {
-				r := d.bool()
+			x.ActionID, x.Status, x.Error = d.Str(), d.Str(), d.Str()
+			if d.Bool() {
+				r := d.Bool()
 				x.Retryable = &r
 			}
-			x.HTTPError = d.apiError()
+			x.HTTPError = readApiError(d)
 		}
 	}
-	if d.present() {
+	if d.Bool() {
 		f := &FaucetAnswer{}
-		if n, isNil := d.length(); !isNil {
+		if n, isNil := d.Len(); !isNil {
 			f.Sent = make([]FaucetSent, n)
 			for i := range f.Sent {
-				f.Sent[i] = FaucetSent{Symbol: d.str(), DisplaySymbol: d.str(), Amount: d.dec()}
+				f.Sent[i] = FaucetSent{Symbol: d.Str(), DisplaySymbol: d.Str(), Amount: money.ReadDecimal(d)}
 			}
 		}
-		if n, isNil := d.length(); !isNil {
+		if n, isNil := d.Len(); !isNil {
 			f.Skipped = make([]FaucetSkipped, n)
 			for i := range f.Skipped {
-				f.Skipped[i] = FaucetSkipped{Symbol: d.str(), Reason: d.str()}
+				f.Skipped[i] = FaucetSkipped{Symbol: d.Str(), Reason: d.Str()}
 			}
 		}
-		f.RetryAfterSeconds = d.int()
+		f.RetryAfterSeconds = d.Int()
 		h.Faucet = f
 	}
-	h.Failure = d.apiError()
-	h.Batch = d.bool()
+	h.Failure = readApiError(d)
+	h.Batch = d.Bool()
 	return h
 }
 
 // ---- Ledger calls ----
 
-func (e *encoder) ledgerCall(c *LedgerCall) {
-	e.str(c.CommandID)
-	e.str(string(c.Op))
-	e.str(c.ActAs)
-	e.present(c.Command != nil)
+func writeLedgerCall(e *encoder, c *LedgerCall) {
+	e.Str(c.CommandID)
+	e.Str(string(c.Op))
+	e.Str(c.ActAs)
+	e.Bool(c.Command != nil)
 	if c.Command != nil {
-		e.command(c.Command)
+		writeCommand(e, c.Command)
 	}
-	e.str(c.PreparedID)
-	e.bytes(c.Signature)
-	e.str(c.Hint)
-	e.bytes(c.PublicKey)
-	e.str(c.PartyID)
-	e.byteSlices(c.Signatures)
+	e.Str(c.PreparedID)
+	e.Bytes(c.Signature)
+	e.Str(c.Hint)
+	e.Bytes(c.PublicKey)
+	e.Str(c.PartyID)
+	e.ByteSlices(c.Signatures)
 }
 
-func (d *decoder) ledgerCall() LedgerCall {
-	c := LedgerCall{CommandID: d.str(), Op: LedgerOp(d.str()), ActAs: d.str()}
-	if d.present() {
-		c.Command = d.command()
+func readLedgerCall(d *decoder) LedgerCall {
+	c := LedgerCall{CommandID: d.Str(), Op: LedgerOp(d.Str()), ActAs: d.Str()}
+	if d.Bool() {
+		c.Command = readCommand(d)
 	}
-	c.PreparedID, c.Signature, c.Hint = d.str(), d.bytes(), d.str()
-	c.PublicKey, c.PartyID, c.Signatures = d.bytes(), d.str(), d.byteSlices()
+	c.PreparedID, c.Signature, c.Hint = d.Str(), d.Bytes(), d.Str()
+	c.PublicKey, c.PartyID, c.Signatures = d.Bytes(), d.Str(), d.ByteSlices()
 	return c
 }
 
-func (e *encoder) legs(ls []Leg) {
-	e.length(len(ls), ls == nil)
+func writeLegs(e *encoder, ls []Leg) {
+	e.Len(len(ls), ls == nil)
 	for _, l := range ls {
-		e.str(l.Sender)
-		e.str(l.Receiver)
-		e.str(l.Instrument)
-		e.dec(l.Amount)
+		e.Str(l.Sender)
+		e.Str(l.Receiver)
+		e.Str(l.Instrument)
+		l.Amount.Encode(e)
 	}
 }
 
-func (d *decoder) legs() []Leg {
-	n, isNil := d.length()
+func readLegs(d *decoder) []Leg {
+	n, isNil := d.Len()
 	if isNil {
 		return nil
 	}
 	out := make([]Leg, n)
 	for i := range out {
-		out[i] = Leg{Sender: d.str(), Receiver: d.str(), Instrument: d.str(), Amount: d.dec()}
+		out[i] = Leg{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
 	}
 	return out
 }
 
 // command writes a ledger command as a presence bit per kind, then the kinds present.
-func (e *encoder) command(c *Command) {
+func writeCommand(e *encoder, c *Command) {
 	var mask uint64
 	for i, set := range []bool{c.Allocate != nil, c.CancelAllocation != nil, c.Settle != nil, c.Transfer != nil,
 		c.AcceptTransfer != nil, c.CreatePreapproval != nil} {
@@ -700,66 +685,66 @@ func (e *encoder) command(c *Command) {
 			mask |= 1 << i
 		}
 	}
-	e.uvarint(mask)
+	e.Uvarint(mask)
 	if x := c.Allocate; x != nil {
-		e.str(x.Executor)
-		e.str(x.SettlementID)
-		e.str(x.LegID)
-		e.str(x.Owner)
-		e.bool(x.Send)
-		e.str(x.Instrument)
-		e.dec(x.Amount)
-		e.time(x.AllocateBefore)
-		e.time(x.SettleBefore)
+		e.Str(x.Executor)
+		e.Str(x.SettlementID)
+		e.Str(x.LegID)
+		e.Str(x.Owner)
+		e.Bool(x.Send)
+		e.Str(x.Instrument)
+		x.Amount.Encode(e)
+		e.Time(x.AllocateBefore)
+		e.Time(x.SettleBefore)
 	}
 	if x := c.CancelAllocation; x != nil {
-		e.str(x.AllocationCID)
+		e.Str(x.AllocationCID)
 	}
 	if x := c.Settle; x != nil {
-		e.str(x.Executor)
-		e.str(x.SettlementID)
-		e.legs(x.Legs)
-		e.strs(x.Allocations)
+		e.Str(x.Executor)
+		e.Str(x.SettlementID)
+		writeLegs(e, x.Legs)
+		e.Strs(x.Allocations)
 	}
 	if x := c.Transfer; x != nil {
-		e.str(x.Sender)
-		e.str(x.Receiver)
-		e.str(x.Instrument)
-		e.dec(x.Amount)
+		e.Str(x.Sender)
+		e.Str(x.Receiver)
+		e.Str(x.Instrument)
+		x.Amount.Encode(e)
 	}
 	if x := c.AcceptTransfer; x != nil {
-		e.str(x.InstructionCID)
+		e.Str(x.InstructionCID)
 	}
 	if x := c.CreatePreapproval; x != nil {
-		e.str(x.Receiver)
+		e.Str(x.Receiver)
 	}
 }
 
-func (d *decoder) command() *Command {
-	mask := d.uvarint()
+func readCommand(d *decoder) *Command {
+	mask := d.Uvarint()
 	if mask >= 1<<6 {
-		d.fail(errMalformed)
+		d.Fail(wire.ErrMalformed)
 		return nil
 	}
 	c := &Command{}
 	if mask&1 != 0 {
-		c.Allocate = &AllocateCmd{Executor: d.str(), SettlementID: d.str(), LegID: d.str(), Owner: d.str(),
-			Send: d.bool(), Instrument: d.str(), Amount: d.dec(), AllocateBefore: d.time(), SettleBefore: d.time()}
+		c.Allocate = &AllocateCmd{Executor: d.Str(), SettlementID: d.Str(), LegID: d.Str(), Owner: d.Str(),
+			Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d), AllocateBefore: d.Time(), SettleBefore: d.Time()}
 	}
 	if mask&2 != 0 {
-		c.CancelAllocation = &CancelAllocationCmd{AllocationCID: d.str()}
+		c.CancelAllocation = &CancelAllocationCmd{AllocationCID: d.Str()}
 	}
 	if mask&4 != 0 {
-		c.Settle = &SettleCmd{Executor: d.str(), SettlementID: d.str(), Legs: d.legs(), Allocations: d.strs()}
+		c.Settle = &SettleCmd{Executor: d.Str(), SettlementID: d.Str(), Legs: readLegs(d), Allocations: d.Strs()}
 	}
 	if mask&8 != 0 {
-		c.Transfer = &TransferCmd{Sender: d.str(), Receiver: d.str(), Instrument: d.str(), Amount: d.dec()}
+		c.Transfer = &TransferCmd{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
 	}
 	if mask&16 != 0 {
-		c.AcceptTransfer = &AcceptTransferCmd{InstructionCID: d.str()}
+		c.AcceptTransfer = &AcceptTransferCmd{InstructionCID: d.Str()}
 	}
 	if mask&32 != 0 {
-		c.CreatePreapproval = &CreatePreapprovalCmd{Receiver: d.str()}
+		c.CreatePreapproval = &CreatePreapprovalCmd{Receiver: d.Str()}
 	}
 	return c
 }

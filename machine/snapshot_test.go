@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,8 +170,8 @@ func allInputs() []Input {
 	return out
 }
 
-// TestRecordCodecEveryKind: every input kind, with every field drawn, survives a version-2
-// record unchanged, through the fast path and through the generic JSON path alike.
+// TestRecordCodecEveryKind: every input kind, with every field drawn, survives a journal
+// record unchanged (nil and empty kept apart), and the record re-encodes to the same bytes.
 func TestRecordCodecEveryKind(t *testing.T) {
 	kinds := allInputs()
 	rapid.Check(t, func(t *rapid.T) {
@@ -183,9 +184,6 @@ func TestRecordCodecEveryKind(t *testing.T) {
 		b, err := EncodeEnvelope(Envelope{Seq: seq, At: at, Input: in})
 		if err != nil {
 			t.Fatal(err)
-		}
-		if !json.Valid(b) {
-			t.Fatalf("record is not JSON: %s", b)
 		}
 		check := func(how string, env Envelope, err error) {
 			if err != nil {
@@ -200,63 +198,68 @@ func TestRecordCodecEveryKind(t *testing.T) {
 			}
 		}
 		env, err := DecodeEnvelope(b)
-		check("fast path", env, err)
-		// The same record spelled differently (indented) takes the generic path.
-		var ind bytes.Buffer
-		if err := json.Indent(&ind, b, "", " "); err != nil {
-			t.Fatal(err)
+		check("decode", env, err)
+		again, err := EncodeEnvelope(env)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("re-encoded record differs (%v):\n%x\n%x", err, again, b)
 		}
-		env, err = DecodeEnvelope(ind.Bytes())
-		check("generic path", env, err)
+		if _, err := RecordJSON(b); err != nil {
+			t.Fatalf("RecordJSON: %v", err)
+		}
 	})
 }
 
-// TestRecordVersion1: records of version 1 (the input's JSON) still decode, and their
-// checkpoints are marked as digests of the state's JSON.
-func TestRecordVersion1(t *testing.T) {
-	for _, tc := range []struct {
-		rec  string
-		want Input
-	}{
-		{`{"v":1,"seq":9,"at":"2026-11-21T12:00:00.5Z","kind":"tick","input":{}}`, Tick{}},
-		{`{"v":1,"seq":9,"at":"2026-11-21T12:00:00.5Z","kind":"rfq.create","input":{"keyHash":"h","direction":"SELL","qty":"1.5","base":"cbtc","quote":"usdcx","invitedMakers":["x"],"ttlSeconds":9}}`,
-			CreateRFQ{Req: Req{KeyHash: "h"}, Direction: Sell, Qty: money.MustParse("1.5"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{"x"}, TTLSeconds: 9}},
-		{`{"v":1,"seq":9,"at":"2026-11-21T12:00:00.5Z","kind":"checkpoint","input":{"digest":"ab"}}`,
-			Checkpoint{Digest: "ab", Scheme: DigestJSON}},
+// TestOlderRecordsRefused: the JSON records of earlier desks (versions 1 and 2) and any
+// other version are refused with an error naming the version found and the one read.
+func TestOlderRecordsRefused(t *testing.T) {
+	for _, tc := range []struct{ rec, want string }{
+		{`{"v":1,"seq":9,"at":"2026-11-21T12:00:00.5Z","kind":"tick","input":{}}`, "journal record version 1 (JSON, written by an earlier desk); this desk reads only version 3"},
+		{`{"v":2,"seq":9,"at":"2026-11-21T12:00:00Z","kind":"socket.closed","bin":"Aw=="}`, "journal record version 2 (JSON, written by an earlier desk); this desk reads only version 3"},
+		{`{"kind":"tick"}`, "journal record version unknown (JSON); this desk reads only version 3"},
+		{"\x04\x01", "journal record version 4; this desk reads only version 3"},
+		{"", "empty"},
 	} {
-		env, err := DecodeEnvelope([]byte(tc.rec))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.rec, err)
-		}
-		if env.Seq != 9 || !env.At.Equal(t0.Add(500*time.Millisecond)) || mustJSON(t, env.Input) != mustJSON(t, tc.want) {
-			t.Errorf("%s: %+v", tc.rec, env)
+		if _, err := DecodeEnvelope([]byte(tc.rec)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.rec, err, tc.want)
 		}
 	}
 }
 
-// TestLegacyCheckpointVerifies: a version-1 checkpoint (JSON digest) verifies against the
-// state it was taken of, and a version-2 one against the binary digest.
-func TestLegacyCheckpointVerifies(t *testing.T) {
+// TestRecordJSON: a record renders for a person as its sequence number, time, kind and the
+// input's JSON.
+func TestRecordJSON(t *testing.T) {
+	b, err := EncodeEnvelope(Envelope{Seq: 9, At: t0, Input: SocketClosed{Socket: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := RecordJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`{"seq":9,"at":%q,"kind":"socket.closed","input":{"socket":3}}`, t0.Format(time.RFC3339Nano))
+	if string(js) != want {
+		t.Fatalf("RecordJSON = %s, want %s", js, want)
+	}
+}
+
+// TestCheckpointVerifies: a checkpoint verifies against the state it was taken of, and
+// not against another.
+func TestCheckpointVerifies(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
+	before, _ := h.d.Digest()
 	h.newRFQ(houseTaker, Buy, "1", 30, m)
-	legacy, _ := h.d.LegacyDigest()
 	current, _ := h.d.Digest()
-	rec := fmt.Sprintf(`{"v":1,"seq":9,"at":"2026-11-21T12:00:00Z","kind":"checkpoint","input":{"digest":"%x"}}`, legacy)
-	env, err := DecodeEnvelope([]byte(rec))
+	b, _ := EncodeEnvelope(Envelope{Seq: 10, At: t0, Input: Checkpoint{Digest: fmt.Sprintf("%x", current)}})
+	env, err := DecodeEnvelope(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := h.d.VerifyCheckpoint(env.Input.(Checkpoint)); !ok || err != nil {
-		t.Fatalf("version-1 checkpoint: %v %v", ok, err)
+		t.Fatalf("checkpoint: %v %v", ok, err)
 	}
-	b, _ := EncodeEnvelope(Envelope{Seq: 10, At: t0, Input: Checkpoint{Digest: fmt.Sprintf("%x", current)}})
-	env, _ = DecodeEnvelope(b)
-	if ok, err := h.d.VerifyCheckpoint(env.Input.(Checkpoint)); !ok || err != nil {
-		t.Fatalf("version-2 checkpoint: %v %v", ok, err)
-	}
-	if ok, _ := h.d.VerifyCheckpoint(Checkpoint{Digest: fmt.Sprintf("%x", legacy)}); ok {
-		t.Fatal("a JSON digest passed as a binary one")
+	if ok, _ := h.d.VerifyCheckpoint(Checkpoint{Digest: fmt.Sprintf("%x", before)}); ok {
+		t.Fatal("an earlier state's digest verified")
 	}
 }
 

@@ -2,10 +2,17 @@ package node_test
 
 import (
 	"context"
-	"encoding/hex"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskco/rfqdesk/internal/drive"
 
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
@@ -13,102 +20,91 @@ import (
 	"github.com/deskco/rfqdesk/node"
 )
 
-// TestReplayOlderJournal: a journal whose first half a version-1 desk wrote (JSON records,
-// checkpoints over the state's JSON) and whose second half a current desk wrote replays
-// with every checkpoint verified, from genesis and from an old JSON snapshot alike.
-func TestReplayOlderJournal(t *testing.T) {
+// TestOlderDataRefused: data written by earlier desks (journal segments of format
+// version 1, JSON journal records of record versions 1 and 2, JSON desk snapshots) is
+// refused with an error naming the version found and the one this build reads, and a node
+// does not open such a data directory.
+func TestOlderDataRefused(t *testing.T) {
 	cfg := journalTestConfig()
-	shadow, err := machine.NewDesk(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	genesis, err := node.EncodeDeskGenesis(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := journal.NewMemLog(true)
-	recs := [][]byte{genesis}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	v1 := func(env machine.Envelope) []byte {
-		body, err := json.Marshal(env.Input)
+	for _, tc := range []struct {
+		name, rec, want string
+	}{
+		{"record version 1", `{"v":1,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","input":{}}`,
+			"journal record version 1 (JSON, written by an earlier desk); this desk reads only version 3"},
+		{"record version 2", `{"v":2,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","bin":""}`,
+			"journal record version 2 (JSON, written by an earlier desk); this desk reads only version 3"},
+		{"unknown binary version", "\x07\x02", "journal record version 7; this desk reads only version 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := journal.NewMemLog(true)
+			if _, err := log.Append(context.Background(), genesis, []byte(tc.rec)); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := node.ReplayDesk(log, false, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ReplayDesk = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("JSON snapshot", func(t *testing.T) {
+		desk, err := machine.NewDesk(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := json.Marshal(map[string]any{"v": 1, "seq": env.Seq, "at": env.At, "kind": env.Input.Kind(), "input": json.RawMessage(body)})
+		tick, err := machine.EncodeEnvelope(machine.Envelope{Seq: 2, At: at, Input: machine.Tick{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rec
-	}
-	var jsonSnapSeq uint64
-	var jsonSnap []byte
-	add := func(version int, in machine.Input) {
-		at = at.Add(1500 * time.Millisecond)
-		env := machine.Envelope{Seq: uint64(len(recs) + 1), At: at, Input: in}
-		if version == 1 {
-			recs = append(recs, v1(env))
-		} else {
-			rec, err := machine.EncodeEnvelope(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, rec)
+		log := journal.NewMemLog(true)
+		if _, err := log.Append(context.Background(), genesis, tick); err != nil {
+			t.Fatal(err)
 		}
-		machine.Apply(shadow, env)
-	}
-	const key = houseKey
-	inputs := []machine.Input{
-		machine.SocketOpened{Socket: 1, KeyHash: key},
-		machine.FaucetDraw{Req: machine.Req{KeyHash: key}},
-		machine.CreateRFQ{Req: machine.Req{KeyHash: key}, Direction: machine.Buy, Qty: money.MustParse("0.5"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{"nobody"}, TTLSeconds: 30},
-		machine.Tick{},
-		machine.SocketClosed{Socket: 1},
-	}
-	for _, version := range []int{1, 2} {
-		for _, in := range inputs {
-			add(version, in)
+		js, err := json.Marshal(desk) // a snapshot as version-1 desks saved it
+		if err != nil {
+			t.Fatal(err)
 		}
-		if version == 1 {
-			sum, err := shadow.LegacyDigest()
-			if err != nil {
-				t.Fatal(err)
-			}
-			add(1, machine.Checkpoint{Digest: hex.EncodeToString(sum[:])})
-			jsonSnapSeq = uint64(len(recs))
-			if jsonSnap, err = json.Marshal(shadow); err != nil { // a snapshot as version-1 desks saved it
-				t.Fatal(err)
-			}
-		} else {
-			sum, err := shadow.Digest()
-			if err != nil {
-				t.Fatal(err)
-			}
-			add(2, machine.Checkpoint{Digest: hex.EncodeToString(sum[:])})
+		if err := log.SaveSnapshot(2, js); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := log.Append(context.Background(), recs...); err != nil {
-		t.Fatal(err)
-	}
-	want, _ := shadow.Digest()
+		want := "a JSON desk snapshot (written by an earlier desk); this desk reads only binary snapshots of version 1"
+		if _, _, err := node.ReplayDesk(log, true, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("ReplayDesk = %v, want an error containing %q", err, want)
+		}
+	})
 
-	desk, rec, err := node.ReplayDesk(log, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := desk.Digest(); got != want || rec.Checkpoints != 2 || rec.DigestMismatch != 0 {
-		t.Fatalf("from genesis: %+v, digest match %v", rec, got == want)
-	}
-
-	if err := log.SaveSnapshot(jsonSnapSeq, jsonSnap); err != nil {
-		t.Fatal(err)
-	}
-	desk, rec, err = node.ReplayDesk(log, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := desk.Digest(); got != want || rec.SnapshotSeq != jsonSnapSeq || rec.Checkpoints != 1 || rec.DigestMismatch != 0 {
-		t.Fatalf("from the JSON snapshot: %+v, digest match %v", rec, got == want)
-	}
+	t.Run("data directory of format version 1", func(t *testing.T) {
+		dir := t.TempDir()
+		n, _ := open(t, dir, drive.NewEvents())
+		closeNode(t, n)
+		segs, err := filepath.Glob(filepath.Join(dir, "desk", "*.seg"))
+		if err != nil || len(segs) == 0 {
+			t.Fatalf("no desk segment in %s (%v)", dir, err)
+		}
+		b, err := os.ReadFile(segs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The segment header (docs/journal.md): magic, version uint16 LE, ..., CRC32C of the
+		// 28 bytes before it. Written as a version-1 desk wrote it.
+		binary.LittleEndian.PutUint16(b[8:10], 1)
+		binary.LittleEndian.PutUint32(b[28:32], crc32.Checksum(b[:28], crc32.MakeTable(crc32.Castagnoli)))
+		if err := os.WriteFile(segs[0], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("segment version 1, this code reads only version %d", journal.FormatVersion)
+		if n, err := node.Open(options(dir, drive.NewEvents())); err == nil || !strings.Contains(err.Error(), want) {
+			if err == nil {
+				closeNode(t, n)
+			}
+			t.Fatalf("Open = %v, want an error containing %q", err, want)
+		}
+	})
 }
 
 // houseKey is the API key hash of journalTestConfig's house taker, a party without

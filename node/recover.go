@@ -94,16 +94,6 @@ func ReplayDesk(log journal.Log, fromSnapshot bool, each func(Step) bool) (*mach
 			switch cp := env.Input.(type) {
 			case machine.Checkpoint:
 				step.Checkpoint = true
-				if cp.Scheme != "" {
-					ck.settle(&rec)
-					verified, err := desk.VerifyCheckpoint(cp)
-					if err != nil {
-						return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
-					}
-					step.Verified = verified
-					ck.count(&rec, verified)
-					break
-				}
 				if err := ck.start(&rec, desk, r.seq); err != nil {
 					return nil, rec, fmt.Errorf("desk record %d: %w", r.seq, err)
 				}

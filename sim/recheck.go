@@ -22,9 +22,8 @@ type Recheck struct {
 	Version int
 	// Recorded is the failure the trace was written for (nil: none).
 	Recorded *Failure
-	// Checked is false when the trace is too old to re-run the checks on (version 1
-	// records neither the ledger's position at each desk input nor the journals' tails);
-	// NotChecked then says why.
+	// Checked is false when the trace does not say where the ledger stood at its desk
+	// inputs (one made by hand from a data directory); NotChecked then says why.
 	Checked    bool
 	NotChecked string
 	// Violation is the first violation the replay met (nil: none). Its Step is 0: a
@@ -52,7 +51,7 @@ type traceFile struct {
 	header        traceHeader
 	version       int
 	deskSnapSeq   uint64
-	deskSnap      json.RawMessage
+	deskSnap      []byte
 	judgeSnap     []byte
 	ledgerSnapSeq uint64
 	ledgerSnap    []byte
@@ -65,7 +64,7 @@ type traceFile struct {
 	hasJudgeSnap  bool
 }
 
-// readTrace parses a trace (versions 1 and 2).
+// readTrace parses a trace (version TraceVersion).
 func readTrace(r io.Reader) (*traceFile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxRecheckLine)
@@ -91,12 +90,12 @@ func readTrace(r io.Reader) (*traceFile, error) {
 			if t.version != 0 || l.Header == nil {
 				return nil, fmt.Errorf("line %d: a header must be the first line and only there", n)
 			}
-			if l.Version < 1 || l.Version > TraceVersion {
-				return nil, fmt.Errorf("line %d: trace version %d is not one this replay reads (1..%d)", n, l.Version, TraceVersion)
+			if l.Version != TraceVersion {
+				return nil, fmt.Errorf("line %d: trace version %d; this replay reads only version %d (re-record the trace with this build)", n, l.Version, TraceVersion)
 			}
 			t.version, t.header = l.Version, *l.Header
 		case "desk-snapshot":
-			t.deskSnapSeq, t.deskSnap, t.hasDeskSnap = l.Seq, l.Record, true
+			t.deskSnapSeq, t.deskSnap, t.hasDeskSnap = l.Seq, l.Data, true
 		case "judge-snapshot":
 			t.judgeSnap, t.hasJudgeSnap = l.Data, true
 			if l.Seq != t.deskSnapSeq || !t.hasDeskSnap {
@@ -151,15 +150,15 @@ func readTrace(r io.Reader) (*traceFile, error) {
 // actors' observation; or the final checks of a finished run; or the ledger's invariants,
 // the trades in flight and, for a liveness failure, the deadlines as of its time). It stops
 // at the first violation, and compares the state it ends with with the trace's digests. A
-// version 1 trace is read but not checked.
+// trace without the ledger's position at its desk inputs is read but not checked.
 func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 	t, err := readTrace(r)
 	if err != nil {
 		return nil, fmt.Errorf("read the trace: %w", err)
 	}
 	c := &Recheck{Version: t.version, Recorded: t.header.Failure}
-	if t.version < 2 {
-		c.NotChecked = "a version 1 trace records neither where the ledger stood at each desk input nor the records the run had not yet made durable"
+	if !t.ledgerPositions() {
+		c.NotChecked = "the trace records no ledger position at its desk inputs (the simulator writes them; a trace made from a data directory cannot)"
 		return c, nil
 	}
 	s, err := replayShell(t)
@@ -225,7 +224,7 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 		if s.failure != nil {
 			break
 		}
-		env, err := machine.DecodeEnvelope(d.Record)
+		env, err := machine.DecodeEnvelope(d.Data)
 		if err != nil {
 			return nil, fmt.Errorf("desk record %d: %w", d.Seq, err)
 		}
@@ -272,7 +271,7 @@ func replayShell(t *traceFile) (*Sim, error) {
 		s.desk = d
 	case len(t.desk) > 0 && t.desk[0].Seq == 1:
 		log := journal.NewMemLog(true)
-		if _, err := log.Append(context.Background(), t.desk[0].Record); err != nil {
+		if _, err := log.Append(context.Background(), t.desk[0].Data); err != nil {
 			return nil, err
 		}
 		cfg, err := node.DeskGenesis(log)
@@ -481,4 +480,15 @@ func (t *traceFile) lastDesk() uint64 {
 		return t.desk[n-1].Seq
 	}
 	return t.deskSnapSeq
+}
+
+// ledgerPositions reports whether the trace says where the ledger stood at its desk inputs
+// (the simulator writes it at every one).
+func (t *traceFile) ledgerPositions() bool {
+	for _, d := range t.desk {
+		if d.LedgerSeq > 0 {
+			return true
+		}
+	}
+	return len(t.desk) == 0
 }

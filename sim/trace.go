@@ -9,15 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
 
 // TraceVersion is the version of the trace format this simulator writes (TRACE.md).
 // Version 2 added the journals' non-durable tails, the ledger position of every desk
 // record, the judge's snapshot and the read a failing check looked at; ReplayTrace reads
-// versions 1 and 2.
-const TraceVersion = 2
+// versions 1 and 2. Version 3 carries the desk's records and snapshot as its journal holds
+// them (binary, base64 in "data"), as the journal no longer holds JSON; ReplayTrace reads
+// only version 3.
+const TraceVersion = 3
 
 // traceLine is one JSON line of a trace.
 type traceLine struct {
@@ -102,12 +103,7 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		Command: r.Knobs.Command(), Failure: r.Failure, FirstDeskSeq: s.deskLog.FirstSeq(), FirstLedgerSeq: s.ledLog.FirstSeq(),
 		Judged: s.judge != nil}})
 	if seq, data, ok, lerr := s.deskLog.LoadSnapshot(); lerr == nil && ok && s.deskLog.FirstSeq() > 1 {
-		// The journal holds the binary snapshot; the trace carries the desk as JSON.
-		js, jerr := snapshotJSON(data)
-		if jerr != nil {
-			return "", jerr
-		}
-		put(traceLine{Type: "desk-snapshot", Seq: seq, Record: js})
+		put(traceLine{Type: "desk-snapshot", Seq: seq, Data: data})
 		if s.judge != nil {
 			jd, ok := s.judgeAt(seq)
 			if !ok {
@@ -121,15 +117,22 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 	}
 	// Every record the run applied: the durable ones from the journal, then the tail the
 	// process held in memory when it stopped (what the failing check saw).
+	// asJSON nil: the records go in as the journal holds them (base64 in "data").
 	copyLog := func(typ string, asJSON func([]byte) (json.RawMessage, error), read func(func(uint64, []byte) error) error,
 		tail []tapeRecord, last uint64, ledgerSeq func(uint64) uint64) {
 		held := uint64(0)
 		line := func(seq uint64, rec []byte, isTail bool) error {
-			js, jerr := asJSON(rec)
-			if jerr != nil {
-				return fmt.Errorf("%s record %d: %w", typ, seq, jerr)
+			l := traceLine{Type: typ, Seq: seq, LedgerSeq: ledgerSeq(seq), Tail: isTail}
+			if asJSON == nil {
+				l.Data = append([]byte(nil), rec...)
+			} else {
+				js, jerr := asJSON(rec)
+				if jerr != nil {
+					return fmt.Errorf("%s record %d: %w", typ, seq, jerr)
+				}
+				l.Record = js
 			}
-			put(traceLine{Type: typ, Seq: seq, Record: js, LedgerSeq: ledgerSeq(seq), Tail: isTail})
+			put(l)
 			held = seq
 			return err
 		}
@@ -151,7 +154,7 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 			err = fmt.Errorf("the %s records end at %d, the journal at %d", typ, held, last)
 		}
 	}
-	copyLog("desk", func(rec []byte) (json.RawMessage, error) { return append(json.RawMessage(nil), rec...), nil },
+	copyLog("desk", nil,
 		func(fn func(uint64, []byte) error) error { return s.deskLog.ReadFrom(s.deskLog.FirstSeq(), fn) },
 		s.tape.deskTail, s.deskLog.LastSeq(), s.ledgerSeqAt)
 	// Ledger input records are binary in the journal; the trace shows them as JSON.
@@ -180,18 +183,4 @@ func (r *Result) WriteTrace(dir string) (string, error) {
 		return "", fmt.Errorf("write trace %s: %w", path, err)
 	}
 	return path, nil
-}
-
-// snapshotJSON turns a desk snapshot as the journal holds it (binary, or JSON from an
-// older desk) into the JSON form a trace carries.
-func snapshotJSON(data []byte) (json.RawMessage, error) {
-	d, err := machine.Restore(data)
-	if err != nil {
-		return nil, fmt.Errorf("read the desk snapshot for the trace: %w", err)
-	}
-	js, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("encode the desk snapshot for the trace: %w", err)
-	}
-	return js, nil
 }

@@ -1,7 +1,7 @@
 // Command replay rebuilds a desk's state from its journals (a data directory, or a trace
 // file written by the simulator), verifies every checkpoint digest the desk journaled,
 // and prints the final digests and a summary of the state. It can stop at any input,
-// dump the state as JSON, and find the first input at which two journals diverge.
+// dump the journal and the state as JSON, and find the first input at which two journals diverge.
 //
 // A simulator trace is also replayed with the simulator's checks (sim.ReplayTrace): a
 // failure's trace replays to the violation it was written for, which replay reports as
@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.data, "data", "", "desk data directory to replay")
 	fs.StringVar(&c.trace, "trace", "", "simulator trace file to replay")
 	fs.Uint64Var(&c.until, "until", 0, "stop after desk input `N` (0: replay everything)")
-	fs.BoolVar(&c.dump, "dump", false, "print the final desk state as indented JSON on stdout (the report goes to stderr)")
+	fs.BoolVar(&c.dump, "dump", false, "print the desk records replayed, one JSON object a line ({seq, at, kind, input}), then the final desk state as indented JSON, on stdout (the report goes to stderr)")
 	fs.StringVar(&c.diff, "diff", "", "data directory or trace file to compare against, input by input")
 	fs.Uint64Var(&c.every, "every", 1, "with -diff, compare the state digests every `N` inputs (0: only where records differ and at the end)")
 	fs.StringVar(&c.tmp, "tmp", "", "directory for the temporary journal copies (default: the system's)")

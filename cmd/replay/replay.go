@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -209,6 +210,10 @@ func runReplay(report, stdout, stderr io.Writer, src *source, c config) int {
 		}
 	}
 	if c.dump {
+		if err := dumpRecords(stdout, src.desk, dr.Last); err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			return exitError
+		}
 		b, err := json.MarshalIndent(dr.Desk, "", "  ")
 		if err != nil {
 			fmt.Fprintf(stderr, "replay: encode the desk state: %v\n", err)
@@ -332,3 +337,28 @@ func recheck(w io.Writer, path string) (int, error) {
 // invariant or a deadline missed, not a recovery that lost an acknowledged write (which
 // needs the replies the actors received) or a coverage goal (which needs the whole run).
 func replayable(c sim.Class) bool { return c == sim.Safety || c == sim.Liveness }
+
+// dumpRecords prints the desk records the journal holds, from the first after genesis up to
+// last, one JSON object a line as machine.RecordJSON renders them (sequence number, time,
+// kind and the input's JSON): the binary journal, readable by a person.
+func dumpRecords(w io.Writer, log journal.Log, last uint64) error {
+	from := max(2, log.FirstSeq())
+	if last < from {
+		return nil
+	}
+	err := log.ReadFrom(from, func(seq uint64, rec []byte) error {
+		if seq > last {
+			return errStop
+		}
+		js, err := machine.RecordJSON(rec)
+		if err != nil {
+			return fmt.Errorf("desk record %d: %w", seq, err)
+		}
+		_, err = fmt.Fprintf(w, "%s\n", js)
+		return err
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fmt.Errorf("dump the desk records: %w", err)
+	}
+	return nil
+}

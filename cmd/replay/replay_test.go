@@ -21,6 +21,7 @@ import (
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
+	"github.com/deskco/rfqdesk/sim"
 )
 
 // recorded is a data directory written by a real desk, and what that desk said about
@@ -318,13 +319,47 @@ func TestDump(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	d, err := machine.Restore([]byte(out))
-	if err != nil {
-		t.Fatalf("stdout is not the desk state: %v\n%s", err, out)
+	// stdout: every desk record after genesis as a JSON line, then the final state.
+	recs := readAll(t, filepath.Join(r.dir, "desk"))
+	dec := json.NewDecoder(strings.NewReader(out))
+	for i, rec := range recs[1:] {
+		var got struct {
+			Seq   uint64          `json:"seq"`
+			At    time.Time       `json:"at"`
+			Kind  string          `json:"kind"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("record line %d: %v", i+2, err)
+		}
+		env, err := machine.DecodeEnvelope(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(env.Input)
+		if got.Seq != env.Seq || !got.At.Equal(env.At) || got.Kind != env.Input.Kind() || string(got.Input) != string(want) {
+			t.Fatalf("record line %d: %+v, want %+v", i+2, got, env)
+		}
 	}
-	sum, _ := d.Digest()
-	if got := hex.EncodeToString(sum[:]); got != r.deskDigest {
-		t.Errorf("dumped state digest %s, want %s", got, r.deskDigest)
+	var state json.RawMessage
+	if err := dec.Decode(&state); err != nil {
+		t.Fatalf("no desk state after the records: %v", err)
+	}
+	mem := journal.NewMemLog(true)
+	if _, err := mem.Append(context.Background(), recs...); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := node.ReplayDesk(mem, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(d)
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, state); err != nil || compact.String() != string(want) {
+		t.Errorf("the dumped state is not the replayed desk's (%v)", err)
+	}
+	if dec.More() {
+		t.Error("output after the desk state")
 	}
 	mustContain(t, errOut, "result: ok") // the report goes to stderr with -dump
 }
@@ -521,7 +556,7 @@ func TestFromSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		state, err := json.Marshal(d)
+		state, err := d.EncodeSnapshot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -557,9 +592,10 @@ func TestFromSnapshot(t *testing.T) {
 	}
 }
 
-// writeSimTrace writes the fixture in the simulator's trace format (sim/trace.go): raw JSON
-// records, desk before ledger; with from > 1 the desk records start there after a
-// desk-snapshot line holding the state as of from-1.
+// writeSimTrace writes the fixture in the simulator's trace format (sim/trace.go): desk
+// records as the journal holds them (base64 in "data"), ledger records as JSON, desk before
+// ledger; with from > 1 the desk records start there after a desk-snapshot line holding the
+// state as of from-1.
 func writeSimTrace(t *testing.T, r recorded, from uint64) string {
 	t.Helper()
 	desk, ledger := readAll(t, filepath.Join(r.dir, "desk")), readAll(t, filepath.Join(r.dir, "ledger"))
@@ -570,7 +606,7 @@ func writeSimTrace(t *testing.T, r recorded, from uint64) string {
 			t.Fatal(err)
 		}
 	}
-	put(map[string]any{"type": "header", "version": 1, "header": map[string]any{"seed": 11, "knobs": map[string]int{"makers": 2},
+	put(map[string]any{"type": "header", "version": sim.TraceVersion, "header": map[string]any{"seed": 11, "knobs": map[string]int{"makers": 2},
 		"command": "go run ./cmd/sim -seed 11", "firstDeskSeq": from}})
 	if from > 1 {
 		mem := journal.NewMemLog(true)
@@ -581,14 +617,16 @@ func writeSimTrace(t *testing.T, r recorded, from uint64) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		state, err := json.Marshal(d)
+		state, err := d.EncodeSnapshot()
 		if err != nil {
 			t.Fatal(err)
 		}
-		put(map[string]any{"type": "desk-snapshot", "seq": from - 1, "record": json.RawMessage(state)})
+		put(map[string]any{"type": "desk-snapshot", "seq": from - 1, "data": state})
 	}
+	// A data directory does not record where the ledger stood at each desk record (the
+	// simulator's trace does), so the fixture's desk lines say nothing of it.
 	for i, rec := range desk[from-1:] {
-		put(map[string]any{"type": "desk", "seq": from + uint64(i), "record": json.RawMessage(rec)})
+		put(map[string]any{"type": "desk", "seq": from + uint64(i), "data": rec})
 	}
 	for i, rec := range ledger {
 		js, err := node.LedgerRecordJSON(rec) // binary input records show as JSON, as sim/trace.go writes them

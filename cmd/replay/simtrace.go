@@ -18,7 +18,7 @@ type simLine struct {
 	Version int             `json:"version,omitempty"`
 	Seq     uint64          `json:"seq,omitempty"`
 	Record  json.RawMessage `json:"record,omitempty"`
-	Data    []byte          `json:"data,omitempty"` // ledger-snapshot: the snapshot as the journal holds it (base64)
+	Data    []byte          `json:"data,omitempty"` // desk, desk-snapshot, ledger-snapshot: the bytes the journal holds (base64)
 	// LedgerSeq (desk lines, version 2) is the ledger's last record when the desk applied
 	// the record.
 	LedgerSeq uint64 `json:"ledgerSeq"`
@@ -39,11 +39,13 @@ type simLine struct {
 	} `json:"end,omitempty"`
 }
 
-// simTraceVersions are the versions of the simulator's format this replay reads: 1, and
-// the simulator's current one (2 adds the journals' non-durable tails, the ledger's
+// simTraceVersions are the versions of the simulator's format this replay reads: the
+// simulator's current one (2 adds the journals' non-durable tails, the ledger's
 // position at each desk record, the judge's snapshot and the read a failing check looked
 // at; the lines it adds are for sim.ReplayTrace, which re-runs the checks).
-const minSimTraceVersion, maxSimTraceVersion = 1, sim.TraceVersion
+// Since version 3 the desk's records and snapshot are carried as the journal holds them
+// (binary, base64 in "data"); earlier versions held JSON records no desk reads any more.
+const minSimTraceVersion, maxSimTraceVersion = sim.TraceVersion, sim.TraceVersion
 
 // readSimTrace loads a trace in the simulator's format; first is its first line, already
 // read. The records go into memory logs; a desk snapshot becomes the log's snapshot, with
@@ -93,7 +95,7 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 			if snapData != nil {
 				return fmt.Errorf("%s:%d: a second desk-snapshot line", path, line)
 			}
-			snapSeq, snapData = l.Seq, append([]byte(nil), l.Record...)
+			snapSeq, snapData = l.Seq, l.Data
 		case "ledger-snapshot":
 			if ledgerSnapData != nil {
 				return fmt.Errorf("%s:%d: a second ledger-snapshot line", path, line)
@@ -110,7 +112,11 @@ func readSimTrace(path string, first []byte, sc *bufio.Scanner, s *source) error
 			if want := log.LastSeq() + 1; l.Seq != want {
 				return fmt.Errorf("%s:%d: %s record seq %d, want %d (records must be complete and in journal order)", path, line, l.Type, l.Seq, want)
 			}
-			if _, err := log.Append(context.Background(), l.Record); err != nil {
+			rec := []byte(l.Record)
+			if l.Type == "desk" {
+				rec = l.Data
+			}
+			if _, err := log.Append(context.Background(), rec); err != nil {
 				return fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 			if l.Type == "desk" && l.Seq > 1 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
 
@@ -171,10 +171,8 @@ func ledgerAtTimeOf(desk, ledger journal.Log) func(uint64) (uint64, error) {
 		var at time.Time
 		found := false
 		err := desk.ReadFrom(deskSeq, func(_ uint64, rec []byte) error {
-			var env struct {
-				At time.Time `json:"at"`
-			}
-			if err := json.Unmarshal(rec, &env); err != nil {
+			env, err := machine.DecodeEnvelope(rec)
+			if err != nil {
 				return fmt.Errorf("desk record %d: %w", deskSeq, err)
 			}
 			at, found = env.At, true
