@@ -143,7 +143,7 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 			continue
 		}
 		x := a.d.Actions[e.ActionID]
-		_ = a.d.m().action.fire(x, TrigExecute)
+		a.d.m().action.must(x, TrigExecute)
 		held.Waiting++
 		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...)}
 		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: strconv.Itoa(i)})
@@ -290,7 +290,7 @@ func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
 // again, or expires it at once if its lifetime passed while it executed (its expiry
 // deadline, which skips an executing action, has fired already).
 func (a *applier) backToPending(x *Action) {
-	_ = a.d.m().action.fire(x, TrigExecuteRejected)
+	a.d.m().action.must(x, TrigExecuteRejected)
 	if !x.ExpiresAt.After(a.d.Now) {
 		a.expireAction(x.ID)
 	}

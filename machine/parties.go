@@ -150,14 +150,14 @@ func (a *applier) onboarded(cont *Continuation, res LedgerResult) {
 		return
 	}
 	if res.Failure != nil {
-		_ = a.d.m().registration.fire(r, TrigLedgerFailed)
+		a.d.m().registration.must(r, TrigLedgerFailed)
 		a.releaseRegistration(r)
 		a.refuseTo(cont.ReqSeq, ledgerRefusal(res.Failure))
 		return
 	}
 	r.PartyID = res.PartyID
 	r.Topology = res.Topology
-	_ = a.d.m().registration.fire(r, TrigTopologyReady)
+	a.d.m().registration.must(r, TrigTopologyReady)
 	dto := RegisterStartDTO{RegistrationID: r.ID, PartyID: r.PartyID, Topology: make([]TopologyDTO, len(r.Topology))}
 	for i, t := range r.Topology {
 		dto.Topology[i] = TopologyDTO(t)
@@ -183,7 +183,7 @@ func (a *applier) expireRegistration(id string) {
 	}
 	switch r.State {
 	case RegOnboarding, RegAwaiting:
-		_ = a.d.m().registration.fire(r, TrigExpire)
+		a.d.m().registration.must(r, TrigExpire)
 		a.releaseRegistration(r)
 		// Remember it as expired for one more lifetime, then forget it.
 		a.at(a.d.Now.Add(a.d.Cfg.RegistrationLifetime), DLRegistration, id)
@@ -221,7 +221,7 @@ func (a *applier) registerComplete(c RegisterComplete) {
 		return
 	}
 	r.KeyHash = c.NewKeyHash
-	_ = a.d.m().registration.fire(r, TrigSignaturesIn)
+	a.d.m().registration.must(r, TrigSignaturesIn)
 	a.d.Held[a.seq] = &HeldReply{Seq: a.seq, Kind: contComplete, Entity: r.ID, Waiting: 1}
 	sigs := make([][]byte, len(c.Signatures))
 	for i, s := range c.Signatures {
@@ -242,20 +242,20 @@ func (a *applier) onboardingCompleted(cont *Continuation, res LedgerResult) {
 		// complete leaves the registration as it was.
 		r.KeyHash = ""
 		if res.Failure.Category == LedgerBadSignature {
-			_ = a.d.m().registration.fire(r, TrigSignaturesBad)
+			a.d.m().registration.must(r, TrigSignaturesBad)
 			a.refuseTo(cont.ReqSeq, unauthorized("a topology signature does not verify with the registered public key"))
 		} else {
-			_ = a.d.m().registration.fire(r, TrigLedgerFailed)
+			a.d.m().registration.must(r, TrigLedgerFailed)
 			a.refuseTo(cont.ReqSeq, ledgerRefusal(res.Failure))
 		}
 		if r.ExpiresAt.After(a.d.Now) {
 			return
 		}
-		_ = a.d.m().registration.fire(r, TrigExpire)
+		a.d.m().registration.must(r, TrigExpire)
 		a.releaseRegistration(r)
 		return
 	}
-	_ = a.d.m().registration.fire(r, TrigOnboarded)
+	a.d.m().registration.must(r, TrigOnboarded)
 	p := &Party{ID: r.PartyID, Hint: r.Hint, DisplayName: r.DisplayName, PublicKey: r.PublicKey, KeyHash: r.KeyHash, RegisteredAt: a.d.Now}
 	a.d.Parties[p.ID] = p
 	a.d.HintIndex[p.Hint] = p.ID

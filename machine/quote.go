@@ -333,7 +333,7 @@ func (a *applier) maybeAnchor(q *Quote) {
 			return
 		}
 	}
-	_ = a.d.m().quote.fire(q, TrigAnchored)
+	a.d.m().quote.must(q, TrigAnchored)
 	q.Anchored = true
 	if a.quiet {
 		return

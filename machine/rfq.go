@@ -130,7 +130,7 @@ func (a *applier) cancelRFQ(taker *Party, c CancelRFQ) {
 		a.refuse(conflict("a settlement is in flight on RFQ %s", r.ID))
 		return
 	}
-	_ = a.d.m().rfq.fire(r, TrigCancel)
+	a.d.m().rfq.must(r, TrigCancel)
 	a.closeRFQ(r)
 	for _, m := range a.rfqAudience(r) {
 		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
@@ -162,7 +162,7 @@ func (a *applier) rfqDeadline(id string) {
 	if !ok || r.State != RFQOpen || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
 		return
 	}
-	_ = a.d.m().rfq.fire(r, TrigExpire)
+	a.d.m().rfq.must(r, TrigExpire)
 	a.closeRFQ(r)
 	for _, qid := range r.Quotes {
 		if q := a.d.Quotes[qid]; q != nil && q.pending() {

@@ -229,7 +229,7 @@ func (a *applier) acceptFunded(t *Trade) {
 		a.acceptRefused(t, a.d.Held[a.d.heldFor(t.ID)], conflict("the quote is no longer available"))
 		return
 	}
-	_ = a.d.m().quote.fire(q, TrigAccept)
+	a.d.m().quote.must(q, TrigAccept)
 	q.Trade = t.ID
 	seq := a.d.heldFor(t.ID)
 	for _, party := range []string{t.Taker, t.Maker} {
@@ -327,7 +327,7 @@ func (a *applier) maybeSettle(t *Trade) {
 	if !allLanded(q.Allocations) || !allLanded(t.Allocations) {
 		return
 	}
-	_ = a.d.m().trade.fire(t, TrigAllocated)
+	a.d.m().trade.must(t, TrigAllocated)
 	if !a.quiet {
 		step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: allocationCIDs(q.Allocations, t.Allocations)}
 		a.emit(t.Taker, EvTradeStep, step)
@@ -395,13 +395,13 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 		a.releaseBeforeFailing(t, reason)
 		return
 	}
-	_ = a.d.m().trade.fire(t, TrigSettled)
+	a.d.m().trade.must(t, TrigSettled)
 	t.SettledAt, t.UpdateID, t.Receipts = a.d.Now, res.UpdateID, append([]string(nil), res.Receipts...)
 	r := a.d.RFQs[t.RFQ]
 	r.SettlingTrade = ""
 	winner := a.d.Quotes[t.Quote]
-	_ = a.d.m().quote.fire(winner, TrigWin)
-	_ = a.d.m().rfq.fire(r, TrigFill)
+	a.d.m().quote.must(winner, TrigWin)
+	a.d.m().rfq.must(r, TrigFill)
 	a.closeRFQ(r)
 	var dto TradeDTO
 	if !a.quiet {
