@@ -34,7 +34,7 @@ type transcript struct {
 	actors map[string]actor  // party name → actor
 	ids    map[string]string // script name → entity id
 	starts map[string]RegisterStartDTO
-	subs   []string // id → name substitutions, id first, in pairs
+	subs   []string          // id → name substitutions, id first, in pairs
 	as     map[uint64]string // request seq → the name its new entity gets when answered
 	next   time.Time         // the last next deadline printed
 }
