@@ -162,6 +162,9 @@ func (tr *transcript) who(td *datadriven.TestData, key string) actor {
 	}
 	a, ok := tr.actors[name]
 	if !ok {
+		if start, ok := tr.starts[name]; ok { // registration not completed: the key it would get
+			return actor{id: start.PartyID, key: "mk_" + name}
+		}
 		if name == "stranger" {
 			return actor{id: "stranger::1220ee", key: "no-such-key"}
 		}
@@ -214,7 +217,7 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 	case "quote":
 		in := SubmitQuote{Req: tr.who(td, "by").req(), RFQID: tr.entity(td, "rfq"), Price: money.MustParse(tr.arg(td, "price", "100000"))}
 		if v := tr.arg(td, "valid", ""); v != "" {
-			until := h.now.Add(time.Duration(tr.seconds(v)) * time.Second)
+			until := h.now.Add(tr.duration(v))
 			in.ValidUntil = &until
 		}
 		tr.feedAs(in, tr.arg(td, "as", ""))
@@ -236,13 +239,19 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 			}
 		}
 		tr.feed(ExecuteActions{Req: a.req(), Entries: entries, Batch: len(entries) != 1})
+	case "deposit-accept":
+		tr.feed(AcceptIncoming{Req: tr.who(td, "by").req(), CID: tr.arg(td, "cid", "00dead")})
 	case "faucet":
 		tr.feed(FaucetDraw{Req: tr.who(td, "by").req()})
 	case "withdraw":
 		a := tr.who(td, "by")
-		tr.feed(Withdraw{Req: a.req(), Symbol: tr.arg(td, "symbol", "usdcx"), Amount: money.MustParse(tr.arg(td, "amount", "1")), Receiver: tr.arg(td, "to", "someone::1220ff")})
+		to := tr.arg(td, "to", "someone::1220ff")
+		if r, ok := tr.actors[to]; ok {
+			to = r.id
+		}
+		tr.feed(Withdraw{Req: a.req(), Symbol: tr.arg(td, "symbol", "usdcx"), Amount: money.MustParse(tr.arg(td, "amount", "1")), Receiver: to})
 	case "tick":
-		h.now = h.now.Add(time.Duration(tr.seconds(td.CmdArgs[0].Key)) * time.Second)
+		h.now = h.now.Add(tr.duration(td.CmdArgs[0].Key))
 		tr.feed(Tick{})
 	case "ledger":
 		h.auto = td.CmdArgs[0].Key == "auto"
@@ -278,6 +287,15 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 		h.t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}
 	return tr.render()
+}
+
+// duration parses "+30s" or "9m59.999s".
+func (tr *transcript) duration(s string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimPrefix(s, "+"))
+	if err != nil {
+		tr.h.t.Fatalf("bad duration %q: %v", s, err)
+	}
+	return d
 }
 
 // seconds parses "+30s", "90s", "10m" or "60" as a count of seconds.
@@ -428,6 +446,8 @@ func (tr *transcript) read(td *datadriven.TestData) {
 		q = QTxPending{}
 	case "status":
 		q = QMakerStatus{}
+	case "config":
+		q = QConfig{}
 	default:
 		tr.h.t.Fatalf("%s: unknown read %q", td.Pos, what)
 	}
