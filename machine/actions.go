@@ -114,7 +114,7 @@ func (a *applier) forgetDoneAction(id string) {
 // ledger is left to the ledger's answer.
 func (a *applier) expireAction(id string) {
 	x, ok := a.d.Actions[id]
-	if !ok || x.State != ActionPending || x.ExpiresAt.After(a.d.Now) || (plantedBuild && plantedOn("expired-executes")) {
+	if !ok || !a.d.m().action.can(x, TrigExecute) || x.ExpiresAt.After(a.d.Now) || (plantedBuild && plantedOn("expired-executes")) {
 		return
 	}
 	a.finishAction(x, TrigExpire)
@@ -176,7 +176,7 @@ const executeRetryDelay = 2 * time.Second
 // may have landed), and the client sees it as in flight.
 func (a *applier) executeRetry(id string) {
 	x, ok := a.d.Actions[id]
-	if !ok || x.State != ActionExecuting || x.Execute == nil {
+	if !ok || !a.d.m().action.can(x, TrigExecuted) || x.Execute == nil {
 		return
 	}
 	if _, inFlight := a.d.Pending[execCommandID(x)]; inFlight {
@@ -231,7 +231,7 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 	var refusal *APIError
 	retry := false
 	switch {
-	case !ok || x.State != ActionExecuting:
+	case !ok || !a.d.m().action.can(x, TrigExecuted):
 		// The action left the queue while executing. If it left because it executed (a
 		// duplicate answer of a retried execute), there is nothing to do; if its flow died,
 		// a success still counts on the ledger and what it created is released.

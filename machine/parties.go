@@ -143,7 +143,7 @@ func (a *applier) registerStart(c RegisterStart) {
 // onboarded handles the ledger's topology for a pending registration.
 func (a *applier) onboarded(cont *Continuation, res LedgerResult) {
 	r, ok := a.d.Registrations[cont.Entity]
-	if !ok || r.State != RegOnboarding {
+	if !ok || !a.d.m().registration.can(r, TrigTopologyReady) {
 		if _, held := a.d.Held[cont.ReqSeq]; held {
 			a.refuseTo(cont.ReqSeq, gone("the registration expired before the ledger answered; start again"))
 		}
@@ -234,7 +234,7 @@ func (a *applier) registerComplete(c RegisterComplete) {
 // onboardingCompleted creates the party once the ledger allocated it.
 func (a *applier) onboardingCompleted(cont *Continuation, res LedgerResult) {
 	r, ok := a.d.Registrations[cont.Entity]
-	if !ok || r.State != RegCompleting {
+	if !ok || !a.d.m().registration.can(r, TrigOnboarded) {
 		return
 	}
 	if res.Failure != nil {

@@ -325,7 +325,7 @@ func (a *applier) quoteAllocationLanded(quoteID, leg, cid string) {
 
 // maybeAnchor makes a funding quote live once every allocation landed.
 func (a *applier) maybeAnchor(q *Quote) {
-	if q.State != QuoteFunding || q.ReqSeq != 0 {
+	if !a.d.m().quote.can(q, TrigAnchored) || q.ReqSeq != 0 {
 		return
 	}
 	for _, al := range q.Allocations {

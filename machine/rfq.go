@@ -159,7 +159,7 @@ func (a *applier) closeRFQ(r *RFQ) {
 // in flight the RFQ waits for its outcome: a fill closes it, a failure expires it then.
 func (a *applier) rfqDeadline(id string) {
 	r, ok := a.d.RFQs[id]
-	if !ok || r.State != RFQOpen || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
+	if !ok || !a.d.m().rfq.can(r, TrigExpire) || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
 		return
 	}
 	a.d.m().rfq.must(r, TrigExpire)

@@ -224,7 +224,7 @@ func (a *applier) undoAccept(t *Trade) {
 // instruments are dropped.
 func (a *applier) acceptFunded(t *Trade) {
 	q := a.d.Quotes[t.Quote]
-	if q == nil || q.State != QuoteLive {
+	if q == nil || !a.d.m().quote.can(q, TrigAccept) {
 		// The quote died while the taker's allocations were prepared.
 		a.acceptRefused(t, a.d.Held[a.d.heldFor(t.ID)], conflict("the quote is no longer available"))
 		return
@@ -320,7 +320,7 @@ func (a *applier) tradeActionLost(tradeID, leg, category, why string) {
 
 // maybeSettle sends the atomic settle once every allocation of the trade landed.
 func (a *applier) maybeSettle(t *Trade) {
-	if t.State != TradeAllocating || a.d.heldFor(t.ID) != 0 {
+	if !a.d.m().trade.can(t, TrigAllocated) || a.d.heldFor(t.ID) != 0 {
 		return
 	}
 	q := a.d.Quotes[t.Quote]
@@ -378,7 +378,7 @@ func (a *applier) sendSettle(t *Trade) {
 // settled handles the settle's answer.
 func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	t, ok := a.d.Trades[cont.Entity]
-	if !ok || t.State != TradeSettling {
+	if !ok || !a.d.m().trade.can(t, TrigSettled) {
 		return
 	}
 	if f := res.Failure; f != nil {
