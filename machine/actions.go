@@ -115,7 +115,7 @@ func (a *applier) forgetDoneAction(id string) {
 // ledger is left to the ledger's answer.
 func (a *applier) expireAction(id string) {
 	x, ok := a.d.Actions[id]
-	if !ok || x.State != ActionPending || x.ExpiresAt.After(a.d.Now) || (plantedBuild && plantedOn("expired-executes")) {
+	if !ok || !a.d.m().action.can(x, TrigExecute) || x.ExpiresAt.After(a.d.Now) || (plantedBuild && plantedOn("expired-executes")) {
 		return
 	}
 	a.finishAction(x, TrigExpire)
@@ -144,7 +144,7 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 			continue
 		}
 		x := a.d.Actions[e.ActionID]
-		_ = a.d.m().action.fire(x, TrigExecute)
+		a.d.m().action.must(x, TrigExecute)
 		held.Waiting++
 		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...)}
 		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: strconv.Itoa(i)})
@@ -177,7 +177,7 @@ const executeRetryDelay = 2 * time.Second
 // may have landed), and the client sees it as in flight.
 func (a *applier) executeRetry(id string) {
 	x, ok := a.d.Actions[id]
-	if !ok || x.State != ActionExecuting || x.Execute == nil {
+	if !ok || !a.d.m().action.can(x, TrigExecuted) || x.Execute == nil {
 		return
 	}
 	if _, inFlight := a.d.Pending[execCommandID(x)]; inFlight {
@@ -232,7 +232,7 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 	var refusal *APIError
 	retry := false
 	switch {
-	case !ok || x.State != ActionExecuting:
+	case !ok || !a.d.m().action.can(x, TrigExecuted):
 		// The action left the queue while executing. If it left because it executed (a
 		// duplicate answer of a retried execute), there is nothing to do; if its flow died,
 		// a success still counts on the ledger and what it created is released.
@@ -293,7 +293,7 @@ func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
 // again, or expires it at once if its lifetime passed while it executed (its expiry
 // deadline, which skips an executing action, has fired already).
 func (a *applier) backToPending(x *Action) {
-	_ = a.d.m().action.fire(x, TrigExecuteRejected)
+	a.d.m().action.must(x, TrigExecuteRejected)
 	if !x.ExpiresAt.After(a.d.Now) {
 		a.expireAction(x.ID)
 	}

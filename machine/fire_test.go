@@ -28,3 +28,19 @@ func TestFireAllocatesNothing(t *testing.T) {
 		t.Error("the reused context still holds the entity after a fire")
 	}
 }
+
+// TestIllegalTransitionPanics checks that the core cannot ignore a transition its machine
+// refuses: must panics and leaves the entity where it was.
+func TestIllegalTransitionPanics(t *testing.T) {
+	m := buildMachines()
+	q := &Quote{State: QuoteSettling}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("anchoring a settling quote did not panic")
+		}
+		if q.State != QuoteSettling {
+			t.Fatalf("state %s after a refused transition, want %s", q.State, QuoteSettling)
+		}
+	}()
+	m.quote.must(q, TrigAnchored)
+}

@@ -171,6 +171,24 @@ func (m *entityMachine) fire(e stateful, t Trigger) error {
 	return m.sm.FireCtx(&m.ctx, trig)
 }
 
+// can tells whether the machine permits trigger t for e in its current state: the guard a
+// continuation uses before it fires t, so that legality is decided by the machine alone.
+func (m *entityMachine) can(e stateful, t Trigger) bool {
+	m.ctx.e = e
+	defer func() { m.ctx.e = nil }()
+	ok, _ := m.sm.CanFireCtx(&m.ctx, boxTrigger(t))
+	return ok
+}
+
+// must moves e by trigger t and panics when the machine does not permit it. The core fires
+// only transitions its own checks have made legal, so a refusal here is a bug: the loop
+// answers the input with an internal error and the simulator reports a failure.
+func (m *entityMachine) must(e stateful, t Trigger) {
+	if err := m.fire(e, t); err != nil {
+		panic(fmt.Sprintf("machine: illegal transition: %v", err))
+	}
+}
+
 // boxState returns s as the machine's state value. A known state comes from a constant,
 // which Go boxes without allocating; converting a State variable would allocate each time.
 func boxState(s State) stateless.State {

@@ -147,21 +147,21 @@ func (a *applier) registerStart(c RegisterStart) {
 // onboarded handles the ledger's topology for a pending registration.
 func (a *applier) onboarded(cont *Continuation, res LedgerResult) {
 	r, ok := a.d.Registrations[cont.Entity]
-	if !ok || r.State != RegOnboarding {
+	if !ok || !a.d.m().registration.can(r, TrigTopologyReady) {
 		if _, held := a.d.Held[cont.ReqSeq]; held {
 			a.refuseTo(cont.ReqSeq, gone("the registration expired before the ledger answered; start again"))
 		}
 		return
 	}
 	if res.Failure != nil {
-		_ = a.d.m().registration.fire(r, TrigLedgerFailed)
+		a.d.m().registration.must(r, TrigLedgerFailed)
 		a.releaseRegistration(r)
 		a.refuseTo(cont.ReqSeq, ledgerRefusal(res.Failure))
 		return
 	}
 	r.PartyID = res.PartyID
 	r.Topology = res.Topology
-	_ = a.d.m().registration.fire(r, TrigTopologyReady)
+	a.d.m().registration.must(r, TrigTopologyReady)
 	dto := RegisterStartDTO{RegistrationID: r.ID, PartyID: r.PartyID, Topology: make([]TopologyDTO, len(r.Topology))}
 	for i, t := range r.Topology {
 		dto.Topology[i] = TopologyDTO(t)
@@ -187,7 +187,7 @@ func (a *applier) expireRegistration(id string) {
 	}
 	switch r.State {
 	case RegOnboarding, RegAwaiting:
-		_ = a.d.m().registration.fire(r, TrigExpire)
+		a.d.m().registration.must(r, TrigExpire)
 		a.releaseRegistration(r)
 		// Remember it as expired for one more lifetime, then forget it.
 		a.at(a.d.Now.Add(a.d.Cfg.RegistrationLifetime), DLRegistration, id)
@@ -225,7 +225,7 @@ func (a *applier) registerComplete(c RegisterComplete) {
 		return
 	}
 	r.KeyHash = c.NewKeyHash
-	_ = a.d.m().registration.fire(r, TrigSignaturesIn)
+	a.d.m().registration.must(r, TrigSignaturesIn)
 	a.d.Held[a.seq] = &HeldReply{Seq: a.seq, Kind: contComplete, Entity: r.ID, Waiting: 1}
 	sigs := make([][]byte, len(c.Signatures))
 	for i, s := range c.Signatures {
@@ -238,7 +238,7 @@ func (a *applier) registerComplete(c RegisterComplete) {
 // onboardingCompleted creates the party once the ledger allocated it.
 func (a *applier) onboardingCompleted(cont *Continuation, res LedgerResult) {
 	r, ok := a.d.Registrations[cont.Entity]
-	if !ok || r.State != RegCompleting {
+	if !ok || !a.d.m().registration.can(r, TrigOnboarded) {
 		return
 	}
 	if res.Failure != nil {
@@ -246,20 +246,20 @@ func (a *applier) onboardingCompleted(cont *Continuation, res LedgerResult) {
 		// complete leaves the registration as it was.
 		r.KeyHash = ""
 		if res.Failure.Category == LedgerBadSignature {
-			_ = a.d.m().registration.fire(r, TrigSignaturesBad)
+			a.d.m().registration.must(r, TrigSignaturesBad)
 			a.refuseTo(cont.ReqSeq, unauthorized("a topology signature does not verify with the registered public key"))
 		} else {
-			_ = a.d.m().registration.fire(r, TrigLedgerFailed)
+			a.d.m().registration.must(r, TrigLedgerFailed)
 			a.refuseTo(cont.ReqSeq, ledgerRefusal(res.Failure))
 		}
 		if r.ExpiresAt.After(a.d.Now) {
 			return
 		}
-		_ = a.d.m().registration.fire(r, TrigExpire)
+		a.d.m().registration.must(r, TrigExpire)
 		a.releaseRegistration(r)
 		return
 	}
-	_ = a.d.m().registration.fire(r, TrigOnboarded)
+	a.d.m().registration.must(r, TrigOnboarded)
 	p := &Party{ID: r.PartyID, Hint: r.Hint, DisplayName: r.DisplayName, PublicKey: r.PublicKey, KeyHash: r.KeyHash, RegisteredAt: a.d.Now}
 	a.d.Parties[p.ID] = p
 	a.d.HintIndex[p.Hint] = p.ID

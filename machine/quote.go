@@ -325,7 +325,7 @@ func (a *applier) quoteAllocationLanded(quoteID, leg, cid string) {
 
 // maybeAnchor makes a funding quote live once every allocation landed.
 func (a *applier) maybeAnchor(q *Quote) {
-	if q.State != QuoteFunding || q.ReqSeq != 0 {
+	if !a.d.m().quote.can(q, TrigAnchored) || q.ReqSeq != 0 {
 		return
 	}
 	for _, al := range q.Allocations {
@@ -333,7 +333,7 @@ func (a *applier) maybeAnchor(q *Quote) {
 			return
 		}
 	}
-	_ = a.d.m().quote.fire(q, TrigAnchored)
+	a.d.m().quote.must(q, TrigAnchored)
 	q.Anchored = true
 	if a.quiet {
 		return
@@ -372,6 +372,14 @@ func (a *applier) quoteValidUntil(id string) {
 		}
 		a.endQuote(q, TrigRevoke)
 	case QuoteLive:
+		// A quote valid until its RFQ's deadline (the default lifetime's cap) meets it in
+		// the same Tick: the RFQ expires first, and its rfq.expired goes before the
+		// quote's expiry, so that a maker never re-quotes an RFQ that looks open to it.
+		if r := a.d.RFQs[q.RFQ]; r != nil && !r.Deadline.After(a.d.Now) {
+			if a.rfqDeadline(r.ID); q.State != QuoteLive {
+				return
+			}
+		}
 		a.endQuote(q, TrigExpire)
 	}
 }

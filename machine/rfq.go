@@ -133,7 +133,7 @@ func (a *applier) cancelRFQ(taker *Party, c CancelRFQ) {
 		a.refuse(conflict("a settlement is in flight on RFQ %s", r.ID))
 		return
 	}
-	_ = a.d.m().rfq.fire(r, TrigCancel)
+	a.d.m().rfq.must(r, TrigCancel)
 	a.closeRFQ(r)
 	for _, m := range a.rfqAudience(r) {
 		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
@@ -162,10 +162,10 @@ func (a *applier) closeRFQ(r *RFQ) {
 // in flight the RFQ waits for its outcome: a fill closes it, a failure expires it then.
 func (a *applier) rfqDeadline(id string) {
 	r, ok := a.d.RFQs[id]
-	if !ok || r.State != RFQOpen || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
+	if !ok || !a.d.m().rfq.can(r, TrigExpire) || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
 		return
 	}
-	_ = a.d.m().rfq.fire(r, TrigExpire)
+	a.d.m().rfq.must(r, TrigExpire)
 	a.closeRFQ(r)
 	// rfq.expired goes first, so that a maker hears the RFQ is closed before the expiry of
 	// its quote on it, and does not re-quote a closed RFQ.

@@ -224,12 +224,12 @@ func (a *applier) undoAccept(t *Trade) {
 // instruments are dropped.
 func (a *applier) acceptFunded(t *Trade) {
 	q := a.d.Quotes[t.Quote]
-	if q == nil || q.State != QuoteLive {
+	if q == nil || !a.d.m().quote.can(q, TrigAccept) {
 		// The quote died while the taker's allocations were prepared.
 		a.acceptRefused(t, a.d.Held[a.d.heldFor(t.ID)], conflict("the quote is no longer available"))
 		return
 	}
-	_ = a.d.m().quote.fire(q, TrigAccept)
+	a.d.m().quote.must(q, TrigAccept)
 	q.Trade = t.ID
 	seq := a.d.heldFor(t.ID)
 	for _, party := range []string{t.Taker, t.Maker} {
@@ -320,14 +320,14 @@ func (a *applier) tradeActionLost(tradeID, leg, category, why string) {
 
 // maybeSettle sends the atomic settle once every allocation of the trade landed.
 func (a *applier) maybeSettle(t *Trade) {
-	if t.State != TradeAllocating || a.d.heldFor(t.ID) != 0 {
+	if !a.d.m().trade.can(t, TrigAllocated) || a.d.heldFor(t.ID) != 0 {
 		return
 	}
 	q := a.d.Quotes[t.Quote]
 	if !allLanded(q.Allocations) || !allLanded(t.Allocations) {
 		return
 	}
-	_ = a.d.m().trade.fire(t, TrigAllocated)
+	a.d.m().trade.must(t, TrigAllocated)
 	if !a.quiet {
 		step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: allocationCIDs(q.Allocations, t.Allocations)}
 		a.emit(t.Taker, EvTradeStep, step)
@@ -378,7 +378,7 @@ func (a *applier) sendSettle(t *Trade) {
 // settled handles the settle's answer.
 func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	t, ok := a.d.Trades[cont.Entity]
-	if !ok || t.State != TradeSettling {
+	if !ok || !a.d.m().trade.can(t, TrigSettled) {
 		return
 	}
 	if f := res.Failure; f != nil {
@@ -395,13 +395,13 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 		a.releaseBeforeFailing(t, reason)
 		return
 	}
-	_ = a.d.m().trade.fire(t, TrigSettled)
+	a.d.m().trade.must(t, TrigSettled)
 	t.SettledAt, t.UpdateID, t.Receipts = a.d.Now, res.UpdateID, append([]string(nil), res.Receipts...)
 	r := a.d.RFQs[t.RFQ]
 	r.SettlingTrade = ""
 	winner := a.d.Quotes[t.Quote]
-	_ = a.d.m().quote.fire(winner, TrigWin)
-	_ = a.d.m().rfq.fire(r, TrigFill)
+	a.d.m().quote.must(winner, TrigWin)
+	a.d.m().rfq.must(r, TrigFill)
 	a.closeRFQ(r)
 	var dto TradeDTO
 	if !a.quiet {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
@@ -16,6 +17,7 @@ import (
 type side struct {
 	name string
 	desk *machine.Desk
+	last machine.Outputs // what the last input applied produced
 }
 
 // runDiff replays the desk journals of a and b side by side and reports the first input
@@ -89,6 +91,7 @@ func runDiff(report, stderr io.Writer, a, b *source, c config) int {
 				} else {
 					fmt.Fprintf(report, "  the states after it differ: this %s, other %s\n", da, db)
 				}
+				outputsAt(report, sa, sb)
 				fmt.Fprintf(report, "result: DIVERGED at desk input %d (record)\n", seq)
 				return exitMismatch
 			}
@@ -98,6 +101,7 @@ func runDiff(report, stderr io.Writer, a, b *source, c config) int {
 				if c.every > 1 {
 					fmt.Fprintf(report, "  (digests compared every %d inputs: the states diverged after input %d at the earliest)\n", c.every, seq-c.every)
 				}
+				outputsAt(report, sa, sb)
 				fmt.Fprintf(report, "result: DIVERGED at desk input %d (state)\n", seq)
 				return exitMismatch
 			}
@@ -202,8 +206,23 @@ func (s *side) apply(seq uint64, rec []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: desk record %d: %w", s.name, seq, err)
 	}
-	machine.Apply(s.desk, env)
+	s.last = machine.Apply(s.desk, env)
 	return nil
+}
+
+// outputsAt writes what each side's input produced, as transcripts print it, so that a
+// divergence shows in which reply, event or ledger call the two runs parted.
+func outputsAt(report io.Writer, sa, sb *side) {
+	for _, s := range []*side{sa, sb} {
+		fmt.Fprintf(report, "  outputs of %s:\n", s.name)
+		if text := machine.DescribeOutputs(s.last); text == "" {
+			fmt.Fprintf(report, "    (none)\n")
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(machine.DescribeOutputs(s.last), "\n"), "\n") {
+			fmt.Fprintf(report, "    %s\n", line)
+		}
+	}
 }
 
 func digests(a, b *side) (string, string, error) {

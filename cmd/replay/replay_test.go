@@ -400,7 +400,8 @@ func TestCheckpointMismatch(t *testing.T) {
 		t.Fatalf("-diff: exit %d\n%s", code, out)
 	}
 	mustContain(t, out, fmt.Sprintf("first difference at desk input %d: the records differ", bad),
-		"checkpoint.digest, seq", "the states after it are equal")
+		"checkpoint.digest, seq", "the states after it are equal",
+		"  outputs of this:\n", "  outputs of other:\n") // as transcripts print them
 }
 
 func TestDiff(t *testing.T) {
