@@ -25,6 +25,8 @@ type step struct {
 	immediate *expect
 	async     bool
 	answered  bool
+	// orphanSlot is the withdrawal slot a restart left that this input's withdraw met.
+	orphanSlot string
 
 	// what this input did, for judging its events
 	cancelled  map[string]bool   // RFQs cancelled by this input
@@ -183,6 +185,10 @@ func (s *step) replies() {
 		}
 		s.lateReply(req, rep)
 	}
+	if s.orphanSlot != "" && !s.answered {
+		// The desk took the withdrawal: the slot a restart left was free.
+		delete(s.m.st.OrphanWithdraws, s.orphanSlot)
+	}
 	if s.err == nil && s.immediate != nil && !s.answered {
 		s.failf("%s was never answered; the contract answers it at once with %s", s.whatText(), s.immediate)
 	}
@@ -252,6 +258,7 @@ func (s *step) boot() {
 		}
 		if r.Kind == "withdraw" {
 			delete(m.st.Withdraws, r.Party+"|"+r.Symbol)
+			m.st.OrphanWithdraws[r.Party+"|"+r.Symbol] = true
 		}
 		if r.Kind == "register.complete" && r.NewKeyHash != "" {
 			m.st.MaybeKeys[r.NewKeyHash] = r.Registration

@@ -636,10 +636,11 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 		return
 	}
 	key := p.ID + "|" + in.Symbol
-	if _, busy := m.st.Withdraws[key]; busy || m.withdrawalAwaiting(p.ID, in.Symbol) {
+	taken := &expect{alts: []sc{{409, ""}, {409, machine.CodeRetryLater}}}
+	if _, busy := m.st.Withdraws[key]; busy || m.withdrawalAwaiting(p.ID, in.Symbol, false) {
 		// SPEC: a second withdrawal while one awaits signature is 409; one still being
 		// prepared or executing is the transient RETRY_LATER.
-		s.immediate = &expect{alts: []sc{{409, ""}, {409, machine.CodeRetryLater}}}
+		s.immediate = taken
 		return
 	}
 	if m.settlingIn(p.ID, in.Symbol) {
@@ -648,18 +649,32 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 	}
 	m.st.Withdraws[key] = s.env.Seq
 	s.wait(&Request{Kind: "withdraw", Party: p.ID, Symbol: in.Symbol})
+	var alts []sc
 	if m.acceptingIn(p.ID, in.Symbol) {
 		// An accept in the instrument is with the ledger: its trade may already count as
 		// settling, so DECISIONS' 409 RETRY_LATER is allowed as well as the withdrawal.
-		s.asyncOr = one(409, machine.CodeRetryLater)
+		alts = append(alts, sc{409, machine.CodeRetryLater})
+	}
+	if m.st.OrphanWithdraws[key] || m.withdrawalAwaiting(p.ID, in.Symbol, true) {
+		// A restart undid a withdraw request of the party whose prepare the desk carries
+		// on: in this instrument (OrphanWithdraws), or in one the model cannot tell (an
+		// action it made whose request the restart undid). The slot may still be taken.
+		alts = append(alts, taken.alts...)
+		if m.st.OrphanWithdraws[key] {
+			s.orphanSlot = key
+		}
+	}
+	if len(alts) > 0 {
+		s.asyncOr = &expect{alts: alts}
 	}
 }
 
-// withdrawalAwaiting reports a transfer-out action of the party in the instrument, or one
-// whose instrument the model does not know (made after a restart undid its request).
-func (m *Model) withdrawalAwaiting(party, sym string) bool {
+// withdrawalAwaiting reports a transfer-out action of the party in the instrument or, with
+// unknown, one whose instrument the model does not know (made after a restart undid its
+// request).
+func (m *Model) withdrawalAwaiting(party, sym string, unknown bool) bool {
 	for _, x := range m.st.Actions {
-		if x.Party == party && x.Purpose == "transfer-out" && (x.Symbol == sym || x.Symbol == "") {
+		if x.Party == party && x.Purpose == "transfer-out" && ((!unknown && x.Symbol == sym) || (unknown && x.Symbol == "")) {
 			return true
 		}
 	}

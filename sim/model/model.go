@@ -196,6 +196,10 @@ type state struct {
 	Actions    map[string]*Action       `json:"actions"`
 	Reqs       map[uint64]*Request      `json:"reqs"`
 	Withdraws  map[string]uint64        `json:"withdraws"` // party|symbol → the withdraw request preparing it
+	// OrphanWithdraws are party|symbol slots whose withdraw request a restart undid: the
+	// desk carries the prepare on under its command id and answers nobody, so the slot may
+	// still be taken (a second withdrawal refused) until a withdrawal there goes through.
+	OrphanWithdraws map[string]bool `json:"orphanWithdraws,omitempty"`
 	// MaybeKeys are the new keys of register/complete requests a restart orphaned: the
 	// desk carries the registration on without an answer, so the key may start working at
 	// any time. Key hash → registration id; the first answer that accepts it confirms it.
@@ -254,7 +258,7 @@ func New(cfg machine.Config) (*Model, error) {
 		Sockets: map[uint64]*Socket{}, Regs: map[string]*Registration{}, Challenges: map[string]*Challenge{},
 		RFQs: map[string]*RFQ{}, Quotes: map[string]*Quote{}, Trades: map[string]*Trade{},
 		Actions: map[string]*Action{}, Reqs: map[uint64]*Request{}, Withdraws: map[string]uint64{},
-		MaybeKeys: map[string]string{},
+		MaybeKeys: map[string]string{}, OrphanWithdraws: map[string]bool{},
 	}}
 	if err := m.init(); err != nil {
 		return nil, err
@@ -349,6 +353,10 @@ func (m *Model) Clone() *Model {
 	for k, v := range m.st.Withdraws {
 		st.Withdraws[k] = v
 	}
+	st.OrphanWithdraws = make(map[string]bool, len(m.st.OrphanWithdraws))
+	for k, v := range m.st.OrphanWithdraws {
+		st.OrphanWithdraws[k] = v
+	}
 	st.Due = slices.Clone(m.st.Due)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
@@ -380,6 +388,9 @@ func Restore(b []byte) (*Model, error) {
 		if mp {
 			return nil, fmt.Errorf("model: decode: state lacks its tables")
 		}
+	}
+	if m.st.OrphanWithdraws == nil {
+		m.st.OrphanWithdraws = map[string]bool{}
 	}
 	if m.st.MaybeKeys == nil {
 		m.st.MaybeKeys = map[string]string{}
