@@ -36,6 +36,12 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// maxSeeds and maxJobs bound a run's seeds and the runs at once (a limit on everything).
+const (
+	maxSeeds = 100000
+	maxJobs  = 256
+)
+
 func run(args []string, stdout, stderr io.Writer) int {
 	def := sim.DefaultKnobs()
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
@@ -60,6 +66,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	traceDir := fs.String("trace-dir", "", "where a failing run's trace directory is made, created when missing (default: the temp dir)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
 	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "sim: unexpected arguments %q\n", fs.Args())
+		return 1
+	case *seeds < 1 || *seeds > maxSeeds:
+		fmt.Fprintf(stderr, "sim: -seeds must be between 1 and %d, not %d\n", maxSeeds, *seeds)
+		return 1
+	case *jobs < 1 || *jobs > maxJobs:
+		fmt.Fprintf(stderr, "sim: -jobs must be between 1 and %d, not %d\n", maxJobs, *jobs)
 		return 1
 	}
 	if *cpuProfile != "" {
