@@ -95,6 +95,7 @@ func DiffConfig(old, next Config) ([]ConfigDelta, error) {
 		add(d.key, d.old.String(), d.new.String())
 	}
 	add("history_retention", strconv.Itoa(old.HistoryRetention), strconv.Itoa(next.HistoryRetention))
+	add("max_pending_registrations", strconv.Itoa(old.MaxPendingRegistrations), strconv.Itoa(next.MaxPendingRegistrations))
 	add("fee_tier", tiersText(old.FeeTiers), tiersText(next.FeeTiers))
 
 	inForce := map[string]Instrument{}

@@ -3,6 +3,7 @@ package machine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,7 @@ func TestDiffConfigNamesKeys(t *testing.T) {
 	next := cloneConfig(old)
 	next.QuoteLifetime = 45 * time.Second
 	next.Instruments[0].USDPrice = money.MustParse("90000")
+	next.MaxPendingRegistrations = old.MaxPendingRegistrations + 5
 	deltas, err := DiffConfig(old, next)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,8 @@ func TestDiffConfigNamesKeys(t *testing.T) {
 	for _, d := range deltas {
 		got = append(got, d.String())
 	}
-	want := "quote_lifetime: 30s -> 45s|instrument.cbtc.usd_price: 100000 -> 90000"
+	want := fmt.Sprintf("quote_lifetime: 30s -> 45s|max_pending_registrations: %d -> %d|instrument.cbtc.usd_price: 100000 -> 90000",
+		old.MaxPendingRegistrations, next.MaxPendingRegistrations)
 	if strings.Join(got, "|") != want {
 		t.Fatalf("deltas %q, want %q", strings.Join(got, "|"), want)
 	}

@@ -54,6 +54,7 @@ func (c fileConfig) withInForce(m machine.Config) fileConfig {
 	out.ChallengeLifetime, out.ClosedRetention = duration(m.ChallengeLifetime), duration(m.ClosedRetention)
 	out.MinTTL, out.MaxTTL = duration(m.MinTTL), duration(m.MaxTTL)
 	out.FaucetCooldown = duration(m.FaucetCooldown)
+	out.MaxPendingRegistrations = m.MaxPendingRegistrations
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		reservoir[in.Symbol] = in.Reservoir

@@ -120,6 +120,10 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 		// No command: only events, replies to earlier requests and closes follow.
 	case machine.Boot:
 		s.boot()
+	case machine.Reconfigure:
+		if err := s.reconfigure(in.Config); err != nil {
+			return err
+		}
 	case machine.SocketOpened:
 		s.socketOpened(in)
 	case machine.SocketClosed:
@@ -418,4 +422,35 @@ func put[V any](m *map[string]V, k string, v V) {
 		*m = map[string]V{}
 	}
 	(*m)[k] = v
+}
+
+// reconfigure is a configuration change journaled at a start: it answers nobody and emits
+// nothing; from it on, the new prices, lifetimes, limits and fee tiers apply (an RFQ keeps
+// the fee it was stamped with). A change that cannot apply to a desk with data (the
+// network, the seed, the desk's parties, an instrument removed or its decimals changed)
+// leaves the desk as it was, and so the model.
+func (s *step) reconfigure(next machine.Config) *Divergence {
+	m := s.m
+	old := m.st.Cfg
+	if next.Validate() != nil || next.Network != old.Network || next.Seed != old.Seed ||
+		next.Operator != old.Operator || next.FeeParty != old.FeeParty || next.Reservoir != old.Reservoir {
+		return nil
+	}
+	kept := map[string]machine.Instrument{}
+	for _, in := range next.Instruments {
+		kept[in.Symbol] = in
+	}
+	for _, in := range old.Instruments {
+		n, ok := kept[in.Symbol]
+		if !ok || n.Decimals != in.Decimals || n.Display != in.Display || n.Native != in.Native || n.RegistryID != in.RegistryID {
+			return nil
+		}
+	}
+	m.st.Cfg = next
+	if err := m.init(); err != nil {
+		m.st.Cfg = old
+		_ = m.init()
+		return &Divergence{Seq: s.env.Seq, At: s.env.At, What: "config.change", Msg: err.Error()}
+	}
+	return nil
 }

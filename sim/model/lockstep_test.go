@@ -147,3 +147,30 @@ func TestDeskRoundsTheLegHalfEven(t *testing.T) {
 		}
 	}
 }
+
+// TestReconfigureInLockstep: a configuration change journaled at a start moves the model's
+// minimum notional and fee tiers with the desk's; one that cannot apply changes neither.
+func TestReconfigureInLockstep(t *testing.T) {
+	tiers := []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}, {MinNotionalUSD: money.MustParse("10000"), FeeBps: 10}}
+	w := newDeskWorld(t, tiers)
+	if rep := w.rfq(takerKey, "0.001", 60); rep.Err != nil { // 100 USD: above the minimum
+		t.Fatalf("before the change: %+v", rep.Err)
+	}
+	next := w.d.Cfg
+	next.MinNotionalUSD = money.MustParse("500")
+	next.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 40}}
+	w.apply(machine.Reconfigure{Config: next})
+	if rep := w.rfq(takerKey, "0.001", 60); rep.Err == nil || rep.Err.Code != machine.CodeBelowMinNotional {
+		t.Fatalf("after raising the minimum to 500 USD, a 100 USD ticket: %+v", rep)
+	}
+	if rep := w.rfq(takerKey, "0.01", 60); rep.Err != nil || rep.Body.(machine.RfqDTO).FeeBps != 40 {
+		t.Fatalf("after the new tiers: %+v", rep)
+	}
+	bad := w.d.Cfg
+	bad.Seed++
+	bad.MinNotionalUSD = money.MustParse("1")
+	w.apply(machine.Reconfigure{Config: bad}) // refused by the desk: the minimum stays 500
+	if rep := w.rfq(takerKey, "0.001", 60); rep.Err == nil || rep.Err.Code != machine.CodeBelowMinNotional {
+		t.Fatalf("a refused change applied: %+v", rep)
+	}
+}
