@@ -304,21 +304,12 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 		seen[id] = true
 		inv = append(inv, id)
 	}
-	below, bps, ambiguous := false, 0, false
+	below, bps := false, 0
 	if !plain {
+		// The notional is qty × usdPrice(base), exactly: compared with the minimum and
+		// the tiers as the exact product, never a rounded one.
 		exact := notional(qty, m.usd[base.Symbol])
-		rounded := roundHalfEven10(exact)
-		// DECISIONS gives the notional as qty × usdPrice; the desk carries every amount at
-		// 10 digits. Where the exact and the rounded product fall on different sides of a
-		// boundary, both answers are allowed.
-		be, br := exact.Cmp(m.minUSD) < 0, rounded.Cmp(m.minUSD) < 0
-		bpsE, bpsR := tierFor(m.tiers, exact), tierFor(m.tiers, rounded)
-		below, bps = be, bpsE
-		ambiguous = be != br || bpsE != bpsR
-		if ambiguous {
-			s.immediate = &expect{alts: []sc{{400, machine.CodeBelowMinNotional}, {200, ""}}}
-			return
-		}
+		below, bps = exact.Cmp(m.minUSD) < 0, tierFor(m.tiers, exact)
 	}
 	switch {
 	case plain:
