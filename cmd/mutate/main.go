@@ -72,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&b.crashRate, "crash-rate", 0.0005, "crash rate of the harsh phase")
 	fs.IntVar(&b.rapid, "rapid", 100, "RAPID_CHECKS of the rapid tests (0: skip them)")
 	fs.IntVar(&b.jobs, "jobs", 2, "seeds a simulation phase runs at once")
-	fs.DurationVar(&b.timeout, "timeout", 10*time.Minute, "limit on one check; a check that runs longer counts as catching (the run hung)")
+	fs.DurationVar(&b.timeout, "timeout", 10*time.Minute, "limit on one check; a check that runs longer is an ERROR row, not a catch")
 	fs.BoolVar(&b.all, "all", false, "run every check of every mutant, not only up to the first that catches it")
 	fs.BoolVar(&b.verbose, "v", false, "print the output of each failing check")
 	if err := fs.Parse(args); err != nil {
@@ -249,12 +249,15 @@ func runMutant(root, dir string, m Mutant, b budget, stderr io.Writer) ([]string
 		var exit *exec.ExitError
 		switch {
 		case timedOut:
-			caughtBy = append(caughtBy, c.name+" (hung)")
+			// A hang is no verdict of the simulator's checks: it is reported, not caught.
+			return nil, fmt.Errorf("%s hung past -timeout %s", c.name, b.timeout)
 		case err == nil:
 			continue
 		case errors.As(err, &exit) && c.name != "rapid" && exit.ExitCode() == 1:
 			// cmd/sim's status 1 is a usage error, not a violation: the harness is broken.
 			return nil, fmt.Errorf("%s: %s", c.name, firstLine(out))
+		case c.name == "rapid" && (bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]"))):
+			return nil, fmt.Errorf("the rapid tests do not build with the mutant: %s", firstLine(out))
 		case errors.As(err, &exit):
 			caughtBy = append(caughtBy, fmt.Sprintf("%s (%s)", c.name, verdict(c.name, exit.ExitCode(), out)))
 		default:
