@@ -164,3 +164,28 @@ func TestObserveRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsLoggedAtInfo: at the default level a refused request's line, with its id, is
+// in the log, and a success's is not.
+func TestRefusalsLoggedAtInfo(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	_, ts := testServer(t, newFakeDesk(), func(o *Options) { o.Logger = logger })
+	ok, refused := "fine-1", "refused-1"
+	if status, _ := idRequest(t, ts.URL+"/healthz", &ok); status != 200 {
+		t.Fatalf("healthz: %d", status)
+	}
+	if status, _ := idRequest(t, ts.URL+"/config", &refused); status != 401 {
+		t.Fatalf("keyless /config: %d, want 401", status)
+	}
+	mu.Lock()
+	logged := logs.String()
+	mu.Unlock()
+	if !strings.Contains(logged, "id="+refused) || !strings.Contains(logged, "status=401") {
+		t.Fatalf("the refused request is not logged at info with its id:\n%s", logged)
+	}
+	if strings.Contains(logged, "id="+ok) {
+		t.Fatalf("a success is logged at info:\n%s", logged)
+	}
+}

@@ -228,8 +228,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if s.opts.ObserveRequest != nil {
 			s.opts.ObserveRequest(route, status, took)
 		}
-		// The path, never the headers: the API key lives in a header.
-		s.log.Debug("request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
+		// The path, never the headers: the API key lives in a header. A refusal or a failure
+		// is what a client asks the operator about, by its request id: those are logged at
+		// info; a success only at debug (one line per request costs the busy desk).
+		level := slog.LevelDebug
+		if status >= 400 {
+			level = slog.LevelInfo
+		}
+		s.log.Log(r.Context(), level, "request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
 	}()
 	s.router.ServeHTTP(sw, r)
 }
