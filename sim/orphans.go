@@ -65,9 +65,9 @@ const (
 // maxUnheard bounds orphanWatch.unheard.
 const maxUnheard = 4096
 
-// unheardCall notes the allocation a call made, if it made one, whose answer the desk did
-// not get: a call of a crashed process.
-func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall) {
+// unheardCall notes the allocation a call made, if it made one (an update after offset
+// before), whose answer the desk did not get: a call of a crashed process.
+func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall, before int64) {
 	var u ledgersim.Update
 	var ok bool
 	if c.Op == machine.OpExecute {
@@ -75,7 +75,7 @@ func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall) {
 	} else {
 		u, ok = l.CommandResult(c.CommandID)
 	}
-	if !ok || u.Allocation == "" || w.unheard[u.Allocation] != 0 {
+	if !ok || u.Offset <= before || u.Allocation == "" || w.unheard[u.Allocation] != 0 {
 		return
 	}
 	if len(w.unheardRing) >= maxUnheard {

@@ -663,12 +663,15 @@ func (s *Sim) issue(c machine.LedgerCall) {
 
 // execLedger runs one call against the ledger now.
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
+	before := s.ledger.L.Offset()
 	res := s.ledger.Do(context.Background(), c)
 	s.dirtyLedger = true
 	if e != s.epoch {
 		// A call of a crashed process that lands late: the desk may already have taken a
-		// refusal of its re-issue for the answer, and never hears what this one made.
-		s.orphans.unheardCall(s.ledger.L, c)
+		// refusal of its re-issue for the answer, and never hears what this one made. Only
+		// an update this very call made counts (one the re-issue made, which the desk
+		// heard of, stays an ordinary allocation).
+		s.orphans.unheardCall(s.ledger.L, c, before)
 	}
 	if res.Failure != nil {
 		s.stats.LedgerFailures[res.Failure.Category]++
