@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,8 +252,8 @@ func (s *step) rotate(c machine.RotateKey) {
 	}
 	p.Keys = map[string]bool{c.NewKeyHash: true}
 	m.st.Keys[c.NewKeyHash] = p.ID
-	for id, sk := range m.st.Sockets {
-		if sk.Party == p.ID {
+	for _, id := range slices.Sorted(maps.Keys(m.st.Sockets)) { // in order: a failure names the same socket in a replay
+		if sk := m.st.Sockets[id]; sk.Party == p.ID {
 			closed := false
 			for _, cl := range s.out.Closes {
 				if cl.Socket == id && cl.Code == machine.CloseUnauthorized {

@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"sort"
 	"time"
 
@@ -431,8 +433,8 @@ func (m *Model) readBalances(p *Party, hs []machine.LedgerHolding, body any) str
 			return fmt.Sprintf("holding %s has displaySymbol %s, not %s", h.Symbol, h.DisplaySymbol, disp)
 		}
 	}
-	for sym, v := range totals {
-		if v.Sign() > 0 && !seen[sym] {
+	for _, sym := range slices.Sorted(maps.Keys(totals)) { // in order: a replay names the same one
+		if v := totals[sym]; v.Sign() > 0 && !seen[sym] {
 			return fmt.Sprintf("free %s %s is missing", mustFormat(v), sym)
 		}
 	}
