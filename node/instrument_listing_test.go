@@ -1,9 +1,11 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -44,11 +46,20 @@ func TestInstrumentAdded(t *testing.T) {
 	closeNode(t, n)
 
 	events = drive.NewEvents()
-	n, err := node.Open(withXAU(dir, events))
+	var logged bytes.Buffer
+	o := withXAU(dir, events)
+	o.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	n, err := node.Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d = drive.Driver{T: t, Desk: n.Loop}
+	for _, want := range []string{`msg="instrument listed on the ledger" symbol=xau registry_id=xau-registry reservoir=1000`,
+		`msg="configuration changed" key=instrument.xau`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log does not say %s:\n%s", want, logged.String())
+		}
+	}
 	var keys []string
 	for _, c := range n.Changed {
 		keys = append(keys, c.Key)
@@ -130,7 +141,7 @@ func TestInstrumentAdded(t *testing.T) {
 	}
 
 	// Changing its decimals is refused.
-	o := withXAU(dir, drive.NewEvents())
+	o = withXAU(dir, drive.NewEvents())
 	o.Desk.Instruments[2].Decimals = 6
 	if n, err := node.Open(o); err == nil {
 		closeNode(t, n)
