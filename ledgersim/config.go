@@ -24,7 +24,8 @@ type Config struct {
 	// Instruments is the token registry's catalog at genesis.
 	Instruments []InstrumentSpec
 	// Parties are the internal (desk-signed) parties created at genesis with their
-	// funding. Genesis funding is the only place supply is created.
+	// funding. Genesis funding is where supply is created, besides the reservoir funding
+	// of an instrument listed later (Ledger.ListInstrument).
 	Parties []GenesisParty
 	// Faucet names the reservoir party (one of Parties) and what one draw offers.
 	Faucet FaucetConfig
