@@ -189,3 +189,31 @@ func TestInstrumentAdded(t *testing.T) {
 		t.Fatalf("replays: equal %v, instruments %+v", dg == ds, g.Cfg.Instruments)
 	}
 }
+
+// TestInstrumentListedBeforeTheDesk: a start that listed the instrument on the ledger but
+// stopped before the desk journaled its config.change (simulated by listing it on a node
+// whose configuration does not add it) lists nothing again at the next start: the
+// reservoir is funded once, and the desk puts the instrument in force.
+func TestInstrumentListedBeforeTheDesk(t *testing.T) {
+	dir := t.TempDir()
+	n, _ := open(t, dir, drive.NewEvents())
+	if err := n.Ledger.ListInstrument(xau, money.MustParse("1000")); err != nil {
+		t.Fatal(err)
+	}
+	closeNode(t, n)
+
+	n, err := node.Open(withXAU(dir, drive.NewEvents()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeNode(t, n)
+	if len(n.Config.Instruments) != 3 || n.Config.Instruments[2].Symbol != "xau" {
+		t.Fatalf("instruments in force %+v", n.Config.Instruments)
+	}
+	if s, err := n.Ledger.L.Supply("xau-registry"); err != nil || s.String() != "1000" {
+		t.Fatalf("xau supply %s, %v: want the reservoir funded once", s, err)
+	}
+	if err := n.Ledger.L.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
