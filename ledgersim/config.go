@@ -24,7 +24,8 @@ type Config struct {
 	// Instruments is the token registry's catalog at genesis.
 	Instruments []InstrumentSpec
 	// Parties are the internal (desk-signed) parties created at genesis with their
-	// funding. Genesis funding is the only place supply is created.
+	// funding. Genesis funding is where supply is created, besides the reservoir funding
+	// of an instrument listed later (Ledger.ListInstrument).
 	Parties []GenesisParty
 	// Faucet names the reservoir party (one of Parties) and what one draw offers.
 	Faucet FaucetConfig
@@ -104,20 +105,20 @@ func (l Limits) withDefaults() Limits {
 // InstrumentSpec configures one instrument of the token registry.
 type InstrumentSpec struct {
 	// ID is the registry's instrument id (e.g. "Amulet"); unique.
-	ID string
+	ID string `json:"id"`
 	// Admin is the hint of the registry admin party. It is created at genesis as an
 	// internal party when it is not one of Config.Parties. Default "registry".
-	Admin string
+	Admin string `json:"admin,omitempty"`
 	// Symbol is the catalog symbol (lower case). Default: ID lower-cased.
-	Symbol string
+	Symbol string `json:"symbol,omitempty"`
 	// DisplaySymbol is the symbol for humans. Default: ID.
-	DisplaySymbol string
+	DisplaySymbol string `json:"displaySymbol,omitempty"`
 	// Decimals is how many fractional digits the catalog renders amounts with (0..10):
 	// metadata only. Amounts of every instrument may carry up to money.MaxFractionDigits
 	// (10) fractional digits whatever its Decimals.
-	Decimals int
+	Decimals int `json:"decimals"`
 	// Native marks the network's native coin (the one a preapproval guards).
-	Native bool
+	Native bool `json:"native,omitempty"`
 }
 
 // GenesisParty is an internal party created at genesis.

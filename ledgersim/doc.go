@@ -14,7 +14,8 @@
 //     metadata for rendering: every amount is positive with at most
 //     money.MaxFractionDigits (10) fractional digits, whatever the instrument's decimals.
 //     Delist removes one from the catalog; its holdings remain and show the raw
-//     registry id.
+//     registry id. ListInstrument adds one after genesis (a journaled input), minting
+//     the faucet reservoir's funding of it in the same update.
 //   - Holdings are contracts ("00" + hex) with owner, instrument, amount and an optional
 //     Lock (holders, expiry, context). Spending splits (change is a new free holding) and
 //     merges (several inputs, one output) keep every sum exact. A lapsed lock counts as

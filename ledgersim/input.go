@@ -44,6 +44,7 @@ type Input struct {
 	Signature  []byte           `json:"signature,omitempty"`
 	Instrument string           `json:"instrument,omitempty"`
 	UpdateID   string           `json:"updateId,omitempty"`
+	Listing    *Listing         `json:"listing,omitempty"`
 }
 
 // Replay applies a recorded input, without consulting the fault plan, verifying
@@ -101,6 +102,9 @@ func (l *Ledger) replay(in *Input) error {
 		return err
 	case InputDelist:
 		return l.applyDelist(in, true)
+	case InputListInstrument:
+		_, err := l.applyList(in, true)
+		return err
 	}
 	return newErr(CategoryInvalid, "replay", "unknown input kind %q", in.Kind)
 }

@@ -31,7 +31,7 @@ var ErrInputRecord = errors.New("ledgersim: malformed input record")
 
 // inputKinds numbers the input kinds in the binary form (index + 1; 0: the kind as text).
 var inputKinds = [...]InputKind{InputOnboard, InputCompleteOnboarding, InputAllocateInternal,
-	InputPrepare, InputExecute, InputSubmit, InputDelist, InputTick}
+	InputPrepare, InputExecute, InputSubmit, InputDelist, InputTick, InputListInstrument}
 
 // The optional fields of an Input, one bit each in the record's field mask, in
 // declaration order. A string field is present when non-empty, a slice or pointer when
@@ -49,6 +49,7 @@ const (
 	inSignature
 	inInstrument
 	inUpdateID
+	inListing
 	inAllFields = 1<<iota - 1
 )
 
@@ -112,6 +113,7 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 	set(inSignature, in.Signature != nil)
 	set(inInstrument, in.Instrument != "")
 	set(inUpdateID, in.UpdateID != "")
+	set(inListing, in.Listing != nil)
 	e.Uvarint(mask)
 	if mask&inHint != 0 {
 		e.Str(in.Hint)
@@ -152,6 +154,9 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 	if mask&inUpdateID != 0 {
 		e.id(in.UpdateID)
 	}
+	if mask&inListing != 0 {
+		e.listing(in.Listing)
+	}
 	if err := e.Err(); err != nil {
 		return b, fmt.Errorf("ledgersim: encode %s input: %w", in.Kind, err)
 	}
@@ -164,6 +169,9 @@ func (in *Input) AppendBinary(b []byte) ([]byte, error) {
 func (in *Input) sizeHint() int {
 	n := 40 + len(in.Kind) + len(in.Hint) + len(in.PublicKey) + len(in.PartyID) + len(in.ActAs) +
 		len(in.CommandID) + len(in.PreparedID) + len(in.Hash) + len(in.Signature) + len(in.Instrument) + len(in.UpdateID)
+	if li := in.Listing; li != nil {
+		n += 60 + len(li.Spec.ID) + len(li.Spec.Admin) + len(li.Spec.Symbol) + len(li.Spec.DisplaySymbol)
+	}
 	for _, s := range in.Signatures {
 		n += len(s) + 4
 	}
@@ -295,6 +303,9 @@ func (in *Input) decodeBinary(rec []byte) error {
 	}
 	if mask&inUpdateID != 0 {
 		in.UpdateID = d.nonEmptyID()
+	}
+	if mask&inListing != 0 {
+		in.Listing = d.listing()
 	}
 	if d.Err() == nil && d.Left() != 0 {
 		d.fail("%d bytes after the input", d.Left())
@@ -623,4 +634,33 @@ func (d *inputDecoder) settle() Settle {
 
 func (d *inputDecoder) transfer() Transfer {
 	return Transfer{Receiver: d.id(), Instrument: d.Str(), Amount: money.ReadDecimal(&d.Decoder), ExecuteBefore: d.Time(), Reason: d.Str()}
+}
+
+// listing writes a Listing: str id, str admin, str symbol, str display symbol, uvarint
+// decimals, bool native, dec reservoir.
+func (e *inputEncoder) listing(li *Listing) {
+	s := &li.Spec
+	e.Str(s.ID)
+	e.Str(s.Admin)
+	e.Str(s.Symbol)
+	e.Str(s.DisplaySymbol)
+	if s.Decimals < 0 || s.Decimals > money.MaxFractionDigits {
+		e.Fail(fmt.Errorf("decimals %d outside 0..%d", s.Decimals, money.MaxFractionDigits))
+		return
+	}
+	e.Uvarint(uint64(s.Decimals))
+	e.Bool(s.Native)
+	li.Reservoir.Encode(&e.Encoder)
+}
+
+func (d *inputDecoder) listing() *Listing {
+	li := &Listing{Spec: InstrumentSpec{ID: d.Str(), Admin: d.Str(), Symbol: d.Str(), DisplaySymbol: d.Str()}}
+	dec := d.Uvarint()
+	if dec > money.MaxFractionDigits {
+		d.fail("listing decimals %d above %d", dec, money.MaxFractionDigits)
+	}
+	li.Spec.Decimals = int(min(dec, money.MaxFractionDigits))
+	li.Spec.Native = d.Bool()
+	li.Reservoir = money.ReadDecimal(&d.Decoder)
+	return li
 }

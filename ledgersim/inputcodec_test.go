@@ -99,6 +99,10 @@ func craftedInputs() map[string]Input {
 			CommandID: "c", Command: Envelope(CreatePreapproval{Receiver: "r"}), PreparedID: "prep-other", Hash: sig[:32], Signature: sig,
 			Instrument: "cbtc", UpdateID: "1220" + strings.Repeat("0", 63)},
 		"empty-kind": {At: at},
+		"list-instrument": {Kind: InputListInstrument, At: at, CommandID: "list-instrument:XAU", UpdateID: upd,
+			Listing: &Listing{Spec: InstrumentSpec{ID: "XAU", Admin: "token-registry", Symbol: "xau", DisplaySymbol: "XAU", Decimals: 4}, Reservoir: money.MustParse("1000000")}},
+		"list-instrument-no-reservoir": {Kind: InputListInstrument, At: at, CommandID: "list-instrument:wETH", UpdateID: upd,
+			Listing: &Listing{Spec: InstrumentSpec{ID: "wETH", Admin: "token-registry", Symbol: "weth", DisplaySymbol: "wETH", Decimals: 10, Native: true}}},
 	}
 }
 
@@ -291,6 +295,10 @@ func fillInput(t *rapid.T, v reflect.Value, path string) {
 		v.SetString(drawID(t, path))
 	case reflect.Uint8:
 		v.SetUint(uint64(rapid.Byte().Draw(t, path)))
+	case reflect.Int:
+		v.SetInt(int64(rapid.IntRange(0, money.MaxFractionDigits).Draw(t, path)))
+	case reflect.Bool:
+		v.SetBool(rapid.Bool().Draw(t, path))
 	case reflect.Pointer:
 		if rapid.IntRange(0, 2).Draw(t, path+"-nil") == 0 {
 			return
@@ -418,11 +426,11 @@ func TestDecodeInputRefuses(t *testing.T) {
 		{"version 2", append([]byte{2}, good[1:]...)},
 		{"version 0", []byte{0}},
 		{"trailing byte", append(append([]byte{}, good...), 0)},
-		{"unknown kind", []byte{InputBinaryVersion, 9, 0, 0, 0}},
+		{"unknown kind", []byte{InputBinaryVersion, byte(len(inputKinds) + 1), 0, 0, 0}},
 		{"known kind as text", append([]byte{InputBinaryVersion, 0, 4}, "tick\x00\x00\x00"...)},
 		{"overlong varint", []byte{InputBinaryVersion, 0x88, 0x00, 0, 0, 0}},
 		{"huge string length", huge},
-		{"unknown field", []byte{InputBinaryVersion, 8, 0, 0, 0x80, 0x20}},
+		{"unknown field", []byte{InputBinaryVersion, 8, 0, 0, 0x80, 0x40}},
 		{"empty hint marked present", []byte{InputBinaryVersion, 8, 0, 0, inHint, 0}},
 		{"nanoseconds out of range", append(binary.AppendUvarint([]byte{InputBinaryVersion, 8, 2}, 1e9), 0)},
 		{"contract id as text", append([]byte{InputBinaryVersion, 8, 0, 0, inPartyID, idFormText, 66}, "00"+hexN(32, 1)...)},

@@ -25,8 +25,8 @@ type Ledger struct {
 }
 
 // New builds a ledger at genesis from cfg: the catalog, the internal parties (and the
-// registry admin parties the catalog names) and their funding, which is the only place
-// supply is created.
+// registry admin parties the catalog names) and their funding, where supply is created
+// (besides ListInstrument's reservoir funding of an instrument listed later).
 func New(cfg Config) (*Ledger, error) {
 	c, err := cfg.normalize()
 	if err != nil {

@@ -272,8 +272,9 @@ func (l *Ledger) FaucetTransfers(receiver string, executeBefore time.Time) []Tra
 	return out
 }
 
-// Supply returns the genesis supply of an instrument: the sum of its holdings, which
-// nothing after genesis changes.
+// Supply returns the supply of an instrument: the sum of its holdings, fixed when it was
+// created (the genesis funding, or for an instrument listed after genesis the reservoir
+// funding minted with it), which nothing else changes.
 func (l *Ledger) Supply(instrument string) (money.Decimal, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

@@ -14,8 +14,13 @@ import (
 )
 
 // SnapshotVersion is the version of the snapshot encoding (ENCODING.md, "Snapshots").
-// Restore refuses any other version.
-const SnapshotVersion byte = 2
+// Version 3 added the instruments listed after genesis; Restore also reads version 2
+// (which has none) and refuses any other.
+const SnapshotVersion byte = 3
+
+// snapshotVersion2 is the previous version, still read: version 3 without the section
+// of instruments listed after genesis.
+const snapshotVersion2 byte = 2
 
 // snapshotMagic leads every snapshot, followed by SnapshotVersion.
 const snapshotMagic = "ledgersim-snapshot"
@@ -172,11 +177,24 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 	}
 	writeHeap(w, st.pendingExp, true)
 
-	// Instruments in catalog order: only Listed changes after genesis.
-	w.Uvarint(uint64(len(st.instrumentOrder)))
-	for _, id := range st.instrumentOrder {
+	// Instruments of the genesis in catalog order: only Listed changes after genesis.
+	genesisN := len(st.instrumentOrder) - len(st.added)
+	w.Uvarint(uint64(genesisN))
+	for _, id := range st.instrumentOrder[:genesisN] {
 		w.sym(id)
 		w.Bool(st.instruments[id].Listed)
+	}
+	// Instruments listed after genesis (version 3), in catalog order, with their supply.
+	w.Uvarint(uint64(len(st.added)))
+	for _, s := range st.added {
+		w.sym(s.ID)
+		w.Str(s.Admin)
+		w.Str(s.Symbol)
+		w.Str(s.DisplaySymbol)
+		w.Uvarint(uint64(s.Decimals))
+		w.Bool(s.Native)
+		w.Bool(st.instruments[s.ID].Listed)
+		w.dec(st.supply[s.ID])
 	}
 
 	// Live contracts, by contract id.
@@ -388,8 +406,9 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		return errors.New("not a ledger snapshot")
 	}
 	r := &snapReader{Decoder: *wire.NewDecoder(b[len(snapshotMagic):])}
-	if v := r.U8(); r.Err() == nil && v != SnapshotVersion {
-		return fmt.Errorf("snapshot version %d, this build reads version %d", v, SnapshotVersion)
+	version := r.U8()
+	if r.Err() == nil && version != SnapshotVersion && version != snapshotVersion2 {
+		return fmt.Errorf("snapshot version %d, this build reads versions %d and %d", version, snapshotVersion2, SnapshotVersion)
 	}
 	if err := r.genesis(&l.cfg); err != nil {
 		return err
@@ -468,6 +487,11 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	}
 	if l.cfg.Faucet.Reservoir != "" {
 		st.reservoir = st.internalByHint[l.cfg.Faucet.Reservoir]
+	}
+	if version >= SnapshotVersion {
+		if err := l.readAdded(r); err != nil {
+			return err
+		}
 	}
 
 	// Contracts.
@@ -672,4 +696,37 @@ func (st *state) readContract(r *snapReader) (string, error) {
 		st.preapprovals[c.pa.Receiver] = cid
 	}
 	return cid, nil
+}
+
+// readAdded reads the instruments listed after genesis (snapshot version 3).
+func (l *Ledger) readAdded(r *snapReader) error {
+	st := l.st
+	for n := r.Count(); n > 0 && r.Err() == nil; n-- {
+		s := InstrumentSpec{ID: r.sym(), Admin: r.Str(), Symbol: r.Str(), DisplaySymbol: r.Str()}
+		dec := r.Uvarint()
+		s.Native = r.Bool()
+		listed := r.Bool()
+		supply := r.dec()
+		if r.Err() != nil {
+			break
+		}
+		if dec > money.MaxFractionDigits || !validID(s.ID) || s.Symbol == "" || s.DisplaySymbol == "" {
+			return fmt.Errorf("instrument %q listed after genesis: bad id, symbol or decimals", truncate(s.ID))
+		}
+		s.Decimals = int(dec)
+		if _, dup := st.instruments[s.ID]; dup {
+			return fmt.Errorf("instrument %q listed twice", truncate(s.ID))
+		}
+		admin, ok := st.internalByHint[s.Admin]
+		if !ok {
+			return fmt.Errorf("instrument %s: no internal party %q", truncate(s.ID), truncate(s.Admin))
+		}
+		if supply.Sign() < 0 {
+			return fmt.Errorf("instrument %s: negative supply", truncate(s.ID))
+		}
+		st.addInstrument(&Instrument{ID: s.ID, Admin: admin, Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
+			Decimals: s.Decimals, Native: s.Native, Listed: listed}, s)
+		st.supply[s.ID] = supply
+	}
+	return r.Err()
 }

@@ -77,6 +77,7 @@ type state struct {
 	allocLeg        map[legKey]string
 	preapprovals    map[string]string // receiver → cid
 	reservoir       string            // the faucet reservoir's party id
+	added           []InstrumentSpec  // instruments listed after genesis, in catalog order
 
 	prepared  map[string]*preparedRec
 	prepExp   expiryHeap

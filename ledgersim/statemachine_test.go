@@ -28,6 +28,9 @@ type machine struct {
 	cmdIDs   []string
 	prepared []Prepared
 	seq      int
+	// listed are the instruments listed after genesis ("list" action), funded in the
+	// reservoir and drawn by "fund" beside the genesis ones.
+	listed []string
 	// Swarm testing: each run draws its own fault and wrong-key rates (out of 20).
 	faultRate, wrongKeyRate int
 }
@@ -192,7 +195,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		},
 		"fund": func(t *rapid.T) {
 			to := m.party(t)
-			u, err := m.run(t, m.res, Transfer{Receiver: to, Instrument: rapid.SampledFrom(smInstruments).Draw(t, "inst"), Amount: d("50")}, m.newCmdID())
+			u, err := m.run(t, m.res, Transfer{Receiver: to, Instrument: rapid.SampledFrom(append(smInstruments[:len(smInstruments):len(smInstruments)], m.listed...)).Draw(t, "inst"), Amount: d("50")}, m.newCmdID())
 			if err == nil && rapid.IntRange(0, 4).Draw(t, "acceptNow") > 0 {
 				m.run(t, to, AcceptTransfer{Instruction: u.TransferInstruction}, m.newCmdID())
 			}
@@ -299,6 +302,21 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 					t.Fatalf("retry of %s took a new effect", id)
 				}
 			}
+		},
+		"list": func(t *rapid.T) {
+			if len(m.listed) >= 2 {
+				t.Skip("enough instruments listed")
+			}
+			id := fmt.Sprintf("L%d", len(m.listed))
+			cmdID := "list-" + id
+			spec := InstrumentSpec{ID: id, Admin: "bitsafe", Decimals: rapid.IntRange(0, 10).Draw(t, "decimals")}
+			u, err := m.l.ListInstrument(spec, d(rapid.SampledFrom([]string{"100", "1000"}).Draw(t, "reservoir")), cmdID)
+			if err != nil {
+				t.Fatalf("list %s: %v", id, err)
+			}
+			m.noteResult(t, cmdID, u, err)
+			m.cmdIDs = append(m.cmdIDs, cmdID)
+			m.listed = append(m.listed, id)
 		},
 		"advance": func(t *rapid.T) {
 			m.clk.Advance(time.Duration(rapid.IntRange(0, 12*60).Draw(t, "seconds")) * time.Second)

@@ -125,6 +125,9 @@ type Node struct {
 	// is the record the newest ledger snapshot covers (ledger_snapshot.go).
 	ledgerSpec    LedgerSpec
 	ledgerSnapSeq atomic.Uint64
+	// givenReservoir is the reservoir funding configured at this start (Options.Ledger):
+	// it funds an instrument the configuration adds (instrument_listing.go).
+	givenReservoir map[string]money.Decimal
 	// ledgerFollower takes the ledger snapshots after the first (ledger_follower.go).
 	ledgerFollower atomic.Pointer[ledgerFollower]
 	// LedgerSnapshots counts the ledger snapshots saved, by where they were encoded.
@@ -207,6 +210,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	n.ledgerSpec = spec
+	n.givenReservoir = opts.Ledger.Reservoir
 	adapter, parties, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: opts.Clock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: opts.FaultPlan, Sleep: opts.Sleep,

@@ -31,19 +31,7 @@ func (n *Node) planReconfigure(inForce, given machine.Config) (*machine.Reconfig
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrConfigRefused, err)
 	}
-	// The embedded ledger lists its instruments at genesis only (ledgersim.Config.
-	// Instruments, with the faucet reservoir funded there): an instrument it does not list
-	// could not be held, transferred or settled.
-	var unlisted []string
-	for _, in := range machine.AddedInstruments(inForce, given) {
-		if _, err := n.Ledger.L.Instrument(in.RegistryID); err != nil {
-			unlisted = append(unlisted, in.Symbol)
-		}
-	}
-	if len(unlisted) > 0 {
-		return nil, nil, fmt.Errorf("%w: instrument(s) %s cannot be added: the embedded ledger lists its instruments at its genesis only; start a new data directory to add one",
-			ErrConfigRefused, strings.Join(unlisted, ", "))
-	}
+	// An instrument added is listed on the embedded ledger by reconfigure (listAdded).
 	if len(deltas) == 0 {
 		return nil, nil, nil
 	}
@@ -120,9 +108,13 @@ func amountsText(m map[string]money.Decimal) string {
 	return string(b)
 }
 
-// reconfigure journals and applies the change as the input right after Boot, before any
-// request can reach the loop, and logs it key by key.
+// reconfigure lists the instruments the change adds on the ledger (durably), then
+// journals and applies the change as the input right after Boot, before any request can
+// reach the loop, and logs it key by key.
 func (n *Node) reconfigure(change machine.Reconfigure, deltas ConfigChange) error {
+	if err := n.listAdded(context.Background(), n.Config, change.Config); err != nil {
+		return err
+	}
 	if err := n.Loop.Reconfigure(context.Background(), change); err != nil {
 		return fmt.Errorf("journal the configuration change: %w", err)
 	}
