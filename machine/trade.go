@@ -157,6 +157,13 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 	held, accepting := a.d.Held[cont.ReqSeq]
 	accepting = accepting && cont.ReqSeq != 0 && held.Entity == t.ID
 	if res.Failure != nil {
+		if res.Failure.Category == LedgerUnknownOutcome && t.WindowEnds.After(a.d.Now) {
+			// The allocation may have been made, or may still be: ask again under the same
+			// command id, which the ledger deduplicates and answers with what happened.
+			// Refusing the accept here left an allocation nobody would release.
+			a.retryCallLater(cont)
+			return
+		}
 		if accepting {
 			a.acceptRefused(t, held, ledgerRefusal(res.Failure))
 			return
