@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -128,11 +129,36 @@ func (a *applier) acceptQuote(taker *Party, c AcceptQuote) {
 		Price: q.Price, Amounts: q.Amounts, AcceptedAt: a.d.Now,
 		WindowEnds: a.d.settlementWindowEnd(q.ValidUntil), Allocations: a.d.takerAllocations(r, q.Amounts),
 	}
+	a.d.continueAttempts(q.ID, t.Allocations)
 	a.d.Trades[t.ID] = t
 	r.SettlingTrade = t.ID
 	a.d.Held[a.seq] = &HeldReply{Seq: a.seq, Kind: contTradePrepare, Entity: t.ID, Waiting: 2}
 	for i := range t.Allocations[:2] {
 		a.allocateForTrade(t, &t.Allocations[i], a.seq)
+	}
+}
+
+// continueAttempts numbers a new trade's allocations after the attempts of an earlier
+// accept of the same quote whose calls are still in flight. Its command ids are
+// quote:leg:attempt like any allocation's, and an accept that was undone (a leg refused,
+// or a restart) leaves its other calls with the ledger, each pending under its id so that
+// what it makes is released (tradePrepared). Numbered from 1 again, the new accept took
+// over that id: the old call's answer went to the new trade or to nobody, and the
+// allocation it made stayed on the ledger with nothing to release it (seeds 56 and 96).
+func (d *Desk) continueAttempts(settlement string, als []AllocationRef) {
+	for id, c := range d.Pending {
+		if c.Kind != contTradePrepare || c.Call.Command == nil || c.Call.Command.Allocate == nil ||
+			c.Call.Command.Allocate.SettlementID != settlement {
+			continue
+		}
+		al := allocationByLeg(als, c.Call.Command.Allocate.LegID)
+		if al == nil {
+			continue
+		}
+		rest, ok := strings.CutPrefix(id, settlement+":"+al.LegID+":")
+		if n, err := strconv.Atoi(rest); ok && err == nil && n > al.Attempt {
+			al.Attempt = n
+		}
 	}
 }
 
@@ -150,6 +176,10 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 	if !ok || t.State != TradeAllocating {
 		if res.Failure == nil && res.AllocationCID != "" {
 			a.cancelAllocation(res.AllocationCID, cont.Entity+":"+cont.LegID+":late")
+		} else if res.Failure != nil && res.Failure.Category == LedgerUnknownOutcome && cont.Call.Op == OpSubmit {
+			// A submit may have made the allocation all the same: ask again under its
+			// command id until the ledger says, and release what it made.
+			a.retryCallLater(cont)
 		}
 		return
 	}
@@ -157,12 +187,19 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 	held, accepting := a.d.Held[cont.ReqSeq]
 	accepting = accepting && cont.ReqSeq != 0 && held.Entity == t.ID
 	if res.Failure != nil {
-		if res.Failure.Category == LedgerUnknownOutcome && t.WindowEnds.After(a.d.Now) {
+		if res.Failure.Category == LedgerUnknownOutcome {
 			// The allocation may have been made, or may still be: ask again under the same
 			// command id, which the ledger deduplicates and answers with what happened.
 			// Refusing the accept here left an allocation nobody would release.
-			a.retryCallLater(cont)
-			return
+			if t.WindowEnds.After(a.d.Now) {
+				a.retryCallLater(cont)
+				return
+			}
+			if cont.Call.Op == OpSubmit {
+				// Too late for the trade, which ends below; the answer to the call asked
+				// again releases what it made (the trade is then gone or failed).
+				a.retryCallLater(cont)
+			}
 		}
 		if accepting {
 			a.acceptRefused(t, held, ledgerRefusal(res.Failure))
