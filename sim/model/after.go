@@ -133,7 +133,9 @@ func (s *step) tickDue() {
 			return
 		case dueAction:
 			x := m.st.Actions[d.ID]
-			if x != nil && !x.ExpiresAt.After(s.at) {
+			// An action whose execute may be with the ledger waits for the ledger's answer
+			// (machine.expireAction); notExecuting judges it again once an answer is definite.
+			if x != nil && !x.Executing && !x.ExpiresAt.After(s.at) {
 				s.failf("action %s of %s reached its expiry %s at a Tick but did not leave the queue (no sign.completed)", x.ID, m.hintOf(x.Party), wireTime(x.ExpiresAt))
 				return
 			}

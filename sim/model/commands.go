@@ -579,10 +579,19 @@ func (s *step) execute(p *Party, c machine.ExecuteActions) {
 	defer func() {
 		// The signatures went in: the flows the actions belong to may advance from now on
 		// (the contract's "signed and executed"; the ledger's answer may come first).
+		sent := map[string]bool{}
 		for i, id := range ids {
-			if x := m.st.Actions[id]; mine[i] && x != nil && s.immediate == nil {
-				x.Executed = true
+			x := m.st.Actions[id]
+			if !mine[i] || x == nil || s.immediate != nil {
+				continue
 			}
+			x.Executed = true
+			// The entries the desk cannot refuse at once (a repeat in the batch, an expired
+			// action, a signature of the wrong length) go to the ledger: executing.
+			if !sent[id] && x.ExpiresAt.After(s.at) && len(c.Entries[i].Signature) == 64 {
+				x.Executing = true
+			}
+			sent[id] = true
 		}
 	}()
 	req := &Request{Kind: "tx.execute", Party: p.ID, Entries: ids, Mine: mine, Batch: c.Batch}
@@ -594,6 +603,11 @@ func (s *step) execute(p *Party, c machine.ExecuteActions) {
 			// Not the caller's, or gone: the contract's 404 (410 when it expired, 409 when
 			// its contract is spent: the model does not always know which one ended it).
 			s.immediate = &expect{alts: []sc{{404, ""}, {409, ""}, {410, ""}}}
+			return
+		case !x.ExpiresAt.After(s.at) && x.Executing:
+			// Past its expiry but its execute may be with the ledger, which the desk waits
+			// for: 409 RETRY_LATER while it is executing (docs/api.md), 410 once it is not.
+			s.immediate = &expect{alts: []sc{{409, machine.CodeRetryLater}, {410, ""}, {404, ""}}}
 			return
 		case !x.ExpiresAt.After(s.at):
 			s.immediate = &expect{alts: []sc{{410, ""}, {404, ""}}}

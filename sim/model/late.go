@@ -220,6 +220,17 @@ func (s *step) executeAnswer(what string, req *Request, rep machine.Reply) {
 		if rep.Err != nil || rep.Status != 200 {
 			if !allowed(rep, append([]sc{{400, ""}}, ledgerOutcomes...)) {
 				s.failf("%s is %s", what, replyText(rep))
+				return
+			}
+			// 503 is an outcome the ledger has not told (or a busy ledger: the model cannot
+			// tell which), 409 RETRY_LATER an execute already out: it may still be executing.
+			// Any other refusal is definite.
+			code := ""
+			if rep.Err != nil {
+				code = rep.Err.Code
+			}
+			if req.Mine[0] && rep.Status != 503 && !(rep.Status == 409 && code == machine.CodeRetryLater) {
+				s.notExecuting(req.Entries[0])
 			}
 			return
 		}
@@ -250,6 +261,11 @@ func (s *step) executeAnswer(what string, req *Request, rep machine.Reply) {
 	}
 	seen := map[string]bool{}
 	for i, r := range b.Results {
+		// An entry refused for good (not retryable) tells its action is not executing; a
+		// repeat of an id in the batch is refused on its own and tells nothing.
+		if r.ActionID == req.Entries[i] && r.Status == "error" && r.Retryable != nil && !*r.Retryable && req.Mine[i] && !seen[r.ActionID] {
+			s.notExecuting(r.ActionID)
+		}
 		if r.ActionID != req.Entries[i] {
 			s.failf("%s: result %d names action %s, not %s", what, i, r.ActionID, req.Entries[i])
 			return
@@ -279,5 +295,19 @@ func (s *step) executeAnswer(what string, req *Request, rep machine.Reply) {
 			return
 		}
 		seen[r.ActionID] = true
+	}
+}
+
+// notExecuting records a definite answer to an execute of the action: it is not with the
+// ledger any more. If its expiry passed while it executed (its Tick was not judged), the desk
+// expires it at once (machine.backToPending), so the next Tick judges it again.
+func (s *step) notExecuting(id string) {
+	x := s.m.st.Actions[id]
+	if x == nil || !x.Executing {
+		return
+	}
+	x.Executing = false
+	if !x.ExpiresAt.After(s.at) {
+		s.m.watch(x.ExpiresAt, dueAction, x.ID)
 	}
 }

@@ -144,8 +144,14 @@ type Action struct {
 	TradeID   string    `json:"tradeId"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Executed  bool      `json:"executed"` // an execute of it was accepted (executed or in flight)
-	Symbol    string    `json:"symbol"`   // transfer-out: the instrument, when known
-	Quote     string    `json:"quote"`    // the quote whose allocation it is, if any
+	// Executing: an execute of it may be with the ledger (sent and not answered, or answered
+	// in flight). The desk leaves such an action to the ledger's answer even past its expiry
+	// (machine.expireAction; docs/api.md: 503 RETRY_LATER, "the desk keeps asking"), and a
+	// lost answer is only re-issued by a restart, so its expiry is not judged at a Tick
+	// until a definite answer says it is not executing.
+	Executing bool   `json:"executing"`
+	Symbol    string `json:"symbol"` // transfer-out: the instrument, when known
+	Quote     string `json:"quote"`  // the quote whose allocation it is, if any
 }
 
 // Request is a command the desk has not answered yet.
