@@ -994,6 +994,10 @@ func (a *actor) withdraw(symbol string) {
 		case rep.Err == nil:
 			if a.rng.IntN(2) == 0 {
 				a.signActions(rep.Body.(machine.ActionsDTO).Actions)
+			} else if a.rng.IntN(2) == 0 {
+				// Again while the first awaits its signature: SPEC's 409, which the model
+				// judges.
+				s.after(a.uniform(time.Second, 5*time.Second), func() { a.withdraw(symbol) })
 			}
 		}
 	})

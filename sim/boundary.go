@@ -264,7 +264,7 @@ func (s *Sim) checkTicket(c machine.CreateRFQ, kind ticketKind, rep machine.Repl
 		code = rep.Err.Code
 	}
 	switch {
-	case rep.Status == 599:
+	case rep.Status == 599, rep.Status == 401: // 401: a key rotated meanwhile (see checkTTL)
 		return
 	case below && rep.Status != 400:
 		// (Another 400 may come first: the contract does not order the checks.)
@@ -398,7 +398,7 @@ func (a *actor) boundaryPrice(c *machine.SubmitQuote, r machine.RfqDTO) priceKin
 	unit := new(big.Rat).SetFrac(big.NewInt(1), tenTo10) // 1e-10
 	var price *big.Rat
 	kind := priceRounding
-	switch n := a.rng.IntN(6); n {
+	switch n := a.rng.IntN(7); n {
 	case 0: // dust leg: qty × price at most half a unit (rounds to 0, the half to even 0)
 		price = new(big.Rat).Quo(new(big.Rat).Mul(unit, big.NewRat(1, 2)), qty)
 		kind = priceDustLeg
@@ -407,7 +407,9 @@ func (a *actor) boundaryPrice(c *machine.SubmitQuote, r machine.RfqDTO) priceKin
 		kind = priceDustFee
 	default: // the product lands h units of 1e-10 past a price rounded to 0.01
 		base := new(big.Rat).SetFrac(new(big.Int).Quo(new(big.Int).Mul(rat(c.Price).Num(), big.NewInt(100)), rat(c.Price).Denom()), big.NewInt(100))
-		h := []*big.Rat{big.NewRat(1, 2), big.NewRat(3, 2), big.NewRat(11, 10), big.NewRat(9, 10)}[n-2]
+		// Halves either way and not-halves round the leg; 170 units (1.7e-8) give a fee
+		// whose 11th digit is 5 at 30 bps, which truncation drops and rounding would not.
+		h := []*big.Rat{big.NewRat(1, 2), big.NewRat(3, 2), big.NewRat(11, 10), big.NewRat(9, 10), big.NewRat(170, 1)}[n-2]
 		price = new(big.Rat).Add(base, new(big.Rat).Quo(new(big.Rat).Mul(unit, h), qty))
 	}
 	d, ok := decimalOf(price)
@@ -552,7 +554,7 @@ func (a *actor) boundaryRead() {
 		q = machine.QMakerTrades{Limit: limit}
 	}
 	a.read(a.keyHash, q, func(rep machine.Reply) {
-		if rep.Status == 599 {
+		if rep.Status == 599 || rep.Status == 401 { // 401: a key rotated meanwhile
 			return
 		}
 		s.stats.Checks++
@@ -599,7 +601,7 @@ func (a *actor) boundaryBatch(entries []machine.SignedAction) ([]machine.SignedA
 // checkBatch asserts a padded batch's answer: 51 entries are 400 and nothing runs; 50 are
 // taken, one result per entry.
 func (s *Sim) checkBatch(size int, rep machine.Reply) {
-	if size == 0 || rep.Status == 599 {
+	if size == 0 || rep.Status == 599 || rep.Status == 401 { // 401: a key rotated meanwhile
 		return
 	}
 	s.stats.Checks++

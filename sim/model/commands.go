@@ -644,10 +644,19 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 	}
 	key := p.ID + "|" + in.Symbol
 	taken := &expect{alts: []sc{{409, ""}, {409, machine.CodeRetryLater}}}
-	if _, busy := m.st.Withdraws[key]; busy || m.withdrawalAwaiting(p.ID, in.Symbol, false) {
-		// SPEC: a second withdrawal while one awaits signature is 409; one still being
-		// prepared or executing is the transient RETRY_LATER.
-		s.immediate = taken
+	// SPEC: a second withdrawal while one awaits signature is 409; the desk's documented
+	// choice for one still being prepared or executing is the transient RETRY_LATER.
+	if _, busy := m.st.Withdraws[key]; busy {
+		s.immediate = one(409, machine.CodeRetryLater) // its prepare is with the ledger
+		return
+	}
+	if x := m.withdrawalAction(p.ID, in.Symbol); x != nil {
+		s.immediate = one(409, "") // it awaits signature
+		if x.Executing {
+			// Its execute may be with the ledger (executing: RETRY_LATER), or an answer the
+			// model cannot see put it back to pending (409).
+			s.immediate = taken
+		}
 		return
 	}
 	if m.settlingIn(p.ID, in.Symbol) {
@@ -662,7 +671,7 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 		// settling, so DECISIONS' 409 RETRY_LATER is allowed as well as the withdrawal.
 		alts = append(alts, sc{409, machine.CodeRetryLater})
 	}
-	if m.st.OrphanWithdraws[key] || m.withdrawalAwaiting(p.ID, in.Symbol, true) {
+	if m.st.OrphanWithdraws[key] || m.withdrawalOfUnknownInstrument(p.ID) {
 		// A restart undid a withdraw request of the party whose prepare the desk carries
 		// on: in this instrument (OrphanWithdraws), or in one the model cannot tell (an
 		// action it made whose request the restart undid). The slot may still be taken.
@@ -676,12 +685,21 @@ func (s *step) withdraw(p *Party, c machine.Withdraw) {
 	}
 }
 
-// withdrawalAwaiting reports a transfer-out action of the party in the instrument or, with
-// unknown, one whose instrument the model does not know (made after a restart undid its
-// request).
-func (m *Model) withdrawalAwaiting(party, sym string, unknown bool) bool {
+// withdrawalAction returns the party's transfer-out action in the instrument, if any.
+func (m *Model) withdrawalAction(party, sym string) *Action {
+	for _, id := range slices.Sorted(maps.Keys(m.st.Actions)) {
+		if x := m.st.Actions[id]; x.Party == party && x.Purpose == "transfer-out" && x.Symbol == sym {
+			return x
+		}
+	}
+	return nil
+}
+
+// withdrawalOfUnknownInstrument reports a transfer-out action of the party whose
+// instrument the model does not know (made after a restart undid its request).
+func (m *Model) withdrawalOfUnknownInstrument(party string) bool {
 	for _, x := range m.st.Actions {
-		if x.Party == party && x.Purpose == "transfer-out" && ((!unknown && x.Symbol == sym) || (unknown && x.Symbol == "")) {
+		if x.Party == party && x.Purpose == "transfer-out" && x.Symbol == "" {
 			return true
 		}
 	}

@@ -262,6 +262,9 @@ func (s *step) events() {
 			switch {
 			case t == nil || (to.ID != t.Taker && to.ID != t.Maker):
 				s.failf("trade.failed for %s to %s, not a trade of that party", p.TradeID, to.Hint)
+			case t.Status == "settling" && p.Reason == reasonWindow && s.beforeWindowEnd(t):
+				s.failf("trade.failed for %s (%s) at %s, before its settlement window ends at %s (the quote's validUntil + the action lifetime + the settlement grace)",
+					t.ID, p.Reason, s.at.Format(time.RFC3339Nano), s.windowEnd(t).Format(time.RFC3339Nano))
 			case t.Status == "settling":
 				t.Status = "failed"
 				if r := m.st.RFQs[t.RFQ]; r != nil {
@@ -568,4 +571,23 @@ func checkHistoryDTO(d machine.RfqHistoryDTO, h History) string {
 		return fmt.Sprintf("row %s of %s: at %s, not %s", d.ID, h.RFQ, wireTime(time.Time(d.At)), wireTime(h.At))
 	}
 	return ""
+}
+
+// reasonWindow is the reason a trade.failed gives when the settlement window closed.
+const reasonWindow = "the settlement window expired"
+
+// windowEnd is when an accepted trade fails if still unsettled: the quote's validUntil +
+// the action lifetime + the settlement grace (the configuration's "about 11 minutes").
+func (s *step) windowEnd(t *Trade) time.Time {
+	q := s.m.st.Quotes[t.Quote]
+	if q == nil {
+		return time.Time{}
+	}
+	return q.ValidUntil.Add(s.m.st.Cfg.ActionLifetime + s.m.st.Cfg.SettlementGrace)
+}
+
+// beforeWindowEnd reports whether the trade's settlement window is still open now.
+func (s *step) beforeWindowEnd(t *Trade) bool {
+	end := s.windowEnd(t)
+	return !end.IsZero() && s.at.Before(end)
 }
