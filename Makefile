@@ -60,6 +60,8 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) vet -tags planted ./sim ./cmd/replay
+	$(GO) run $(STATICCHECK) -tags planted ./sim ./cmd/replay
 
 ## doclint: docs/openapi.yaml and docs/asyncapi.yaml through Redocly CLI, pinned exactly in
 ## .ci/doclint (needs node >= 20.19 and npm; .ci/run installs them). Its npm cache and

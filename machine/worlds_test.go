@@ -21,10 +21,6 @@ func newQuoteWorld(t *testing.T) quoteWorld {
 	return quoteWorld{h: h, m1: m1, m2: m2, rfq: h.newRFQ(houseTaker, Sell, "1", 120, m1, m2)}
 }
 
-func statusOf(id, rfq, status string) QuoteStatusPayload {
-	return QuoteStatusPayload{QuoteID: id, RfqID: rfq, Status: status}
-}
-
 // tradeWorld is an external taker's SELL RFQ of 1 cbtc (ttl 1 h) with one live quote at
 // 60000 whose validUntil is t0+60s.
 type tradeWorld struct {

@@ -142,26 +142,6 @@ func TestJudgeFailureReplays(t *testing.T) {
 	}
 }
 
-// replayWritten writes a failed run's trace into a directory that does not exist yet and
-// replays it with the standard judges.
-func replayWritten(t *testing.T, r *Result) *Recheck {
-	t.Helper()
-	path, err := r.WriteTrace(t.TempDir() + "/not/yet/there")
-	if err != nil {
-		t.Fatalf("write the trace: %v", err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := ReplayTrace(f, StandardJudges())
-	if err != nil {
-		t.Fatalf("replay %s: %v", path, err)
-	}
-	return c
-}
-
 // TestPassingTraceReplaysClean: a run that passed, with crashes and pruned journals, writes
 // a trace that replays with every check and a judge to the state it ended with and no
 // violation (the replay's checks raise no false alarm, and the journals' tails and the

@@ -13,12 +13,11 @@ import (
 // chooses, with desk-signed house parties only, so that no ledger is needed for the
 // answers the desk gives from its own state. Every input's outputs are judged by the model.
 type deskWorld struct {
-	t    *testing.T
-	d    *machine.Desk
-	m    *Model
-	seq  uint64
-	now  time.Time
-	sock uint64
+	t   *testing.T
+	d   *machine.Desk
+	m   *Model
+	seq uint64
+	now time.Time
 }
 
 // Key hashes are hex SHA-256 in the configuration; any 64 hex digits do here.
