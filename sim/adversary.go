@@ -707,10 +707,11 @@ func (h *hostile) foreignExecute() bool {
 	return true
 }
 
-// faultAnswers are the answers a ledger fault of the run's profile may give a call that
-// goes to the ledger: unavailable (503 RETRY_LATER), contention (409), a rejection (502).
+// faultAnswers are the answers a ledger fault of the run's profile, or one a test forced
+// (World.Fault), may give a call that goes to the ledger: unavailable (503 RETRY_LATER),
+// contention (409), a rejection (502).
 func (s *Sim) faultAnswers() []want {
-	if s.k.Faults == "none" {
+	if s.k.Faults == "none" && !s.faultsForced {
 		return nil
 	}
 	return []want{{503, machine.CodeRetryLater}, {409, ""}, {502, ""}}

@@ -71,6 +71,7 @@ const (
 	covFeeTruncated      = "a fee truncated at 10 digits"
 	covDustLeg           = "a dust quote refused: qty × price rounds to zero (DUST_TRADE)"
 	covDustFee           = "a dust quote refused: the fee truncates to zero (DUST_TRADE)"
+	covZeroPrice         = "a quote at price 0 refused (DUST_TRADE)"
 	covValidAtDeadline   = "a quote valid exactly until its RFQ's deadline accepted"
 	covValidPastDeadline = "a quote valid 1 ns past its RFQ's deadline refused (409)"
 	covTTLMin            = "an RFQ with ttlSeconds at its minimum"
@@ -108,7 +109,7 @@ func boundaryGoals(b BoundaryMix) []string {
 		goals = append(goals, covTTLMin, covTTLMax, covTTLBelow, covTTLAbove)
 	}
 	if b.Price > 0 {
-		goals = append(goals, covHalfEvenDown, covHalfEvenUp, covRoundedNotHalf, covDustLeg, covDustFee)
+		goals = append(goals, covHalfEvenDown, covHalfEvenUp, covRoundedNotHalf, covDustLeg, covDustFee, covZeroPrice)
 	}
 	if b.Validity > 0 {
 		goals = append(goals, covValidAtDeadline, covValidPastDeadline)
@@ -382,10 +383,12 @@ const (
 	priceRounding           // qty × price needs rounding at 10 digits
 	priceDustLeg            // qty × price rounds to zero
 	priceDustFee            // the fee truncates to zero, the leg does not
+	priceZero               // a price of 0, which makes a zero leg
 )
 
 // boundaryPrice may set a quote's price so that qty × price needs rounding at 10 digits
-// (an exact half either way, or not a half), or is dust.
+// (an exact half either way, or not a half), or is dust, or is 0 (a valid decimal whose
+// leg is zero: DUST_TRADE, not a malformed price).
 func (a *actor) boundaryPrice(c *machine.SubmitQuote, r machine.RfqDTO) priceKind {
 	s := a.s
 	if s.mix.Boundary.Price == 0 || a.rng.Float64() >= s.mix.Boundary.Price {
@@ -398,7 +401,10 @@ func (a *actor) boundaryPrice(c *machine.SubmitQuote, r machine.RfqDTO) priceKin
 	unit := new(big.Rat).SetFrac(big.NewInt(1), tenTo10) // 1e-10
 	var price *big.Rat
 	kind := priceRounding
-	switch n := a.rng.IntN(7); n {
+	switch n := a.rng.IntN(8); n {
+	case 7:
+		c.Price = money.MustParse("0")
+		return priceZero
 	case 0: // dust leg: qty × price at most half a unit (rounds to 0, the half to even 0)
 		price = new(big.Rat).Quo(new(big.Rat).Mul(unit, big.NewRat(1, 2)), qty)
 		kind = priceDustLeg
@@ -450,6 +456,11 @@ func (s *Sim) checkQuoteAmounts(c machine.SubmitQuote, r machine.RfqDTO, kind pr
 			s.cov.hit(covDustLeg)
 		case code == machine.CodeDustTrade && kind == priceDustFee:
 			s.cov.hit(covDustFee)
+		case code == machine.CodeDustTrade && kind == priceZero:
+			s.cov.hit(covZeroPrice)
+		case kind == priceZero && rep.Status == 400:
+			s.failf(Safety, "quote at price 0 on RFQ %s refused 400 %s: 0 is a valid decimal whose leg is zero, a dust trade (409 DUST_TRADE)",
+				r.RfqID, code)
 		}
 		return
 	}

@@ -52,6 +52,9 @@ type Sim struct {
 	ledger  *ledgeradapter.Adapter
 	faults  *faultPlan
 	windows [][2]time.Time
+	// faultsForced: a test forced a ledger fault (World.Fault) in a run whose profile has
+	// none, so a ledger call's answer may be a fault's.
+	faultsForced bool
 
 	refPrices map[[2]string]money.Decimal // the reference price of each pair, once divided
 

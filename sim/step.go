@@ -269,7 +269,7 @@ func (w *World) Fault(category string, d time.Duration) error {
 	default:
 		return fmt.Errorf("no ledger fault %q", category)
 	}
-	s.mix = m
+	s.mix, s.faultsForced = m, true
 	till := s.now.Add(d)
 	w.till = till
 	s.at(till, func() {
