@@ -284,7 +284,12 @@ func (a *actor) wake() {
 		a.adv.attack()
 	}
 	if a.role != roleHouse && !s.now.Before(a.faucetAt) {
+		// Mostly after the cooldown (10 minutes); one draw in four during it, to be told
+		// how long is left.
 		a.faucetAt = s.now.Add(a.uniform(11*time.Minute, 20*time.Minute))
+		if a.rng.IntN(4) == 0 {
+			a.faucetAt = s.now.Add(a.uniform(time.Minute, 9*time.Minute))
+		}
 		a.fund()
 	}
 	switch {
@@ -553,6 +558,15 @@ func (a *actor) fund() {
 		if rep.Err != nil {
 			return
 		}
+		if ans, ok := rep.Body.(machine.FaucetAnswer); ok && len(ans.Sent) == 0 && ans.RetryAfterSeconds > 0 {
+			a.s.cov.hit(covFaucetCooldown)
+		}
+		// What the faucet says now (the model judges the cooldown it reports).
+		a.read(a.keyHash, machine.QFaucetInfo{}, func(rep machine.Reply) {
+			if info, ok := rep.Body.(machine.FaucetInfoDTO); ok && info.RetryAfterSeconds > 0 {
+				a.s.cov.hit(covFaucetInfoCooldown)
+			}
+		})
 		a.s.after(a.uniform(time.Second, 4*time.Second), a.acceptDeposits)
 	})
 }

@@ -42,6 +42,8 @@ const (
 	covTradeSettled               = "a trade settled"
 	covTradeFailed                = "a trade failed"
 	covOrphanInDoubt              = "an allocation left behind by a call whose answer the desk lost"
+	covFaucetCooldown             = "a faucet draw during its cooldown (all skipped for cooldown)"
+	covFaucetInfoCooldown         = "GET /faucet during a cooldown"
 )
 
 // allCoverage lists every situation in report order.
@@ -53,7 +55,7 @@ var allCoverage = []string{
 	covCheckpointVerified, covMarkVerified, covMarkUnanswered, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
-	covTradeFailed, covOrphanInDoubt,
+	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown,
 }
 
 // coverage counts situations by name.
@@ -69,7 +71,7 @@ func (c coverage) hit(name string) { c[name]++ }
 func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals := []string{covAcceptRacesReplacement, covReplacementWaitsCancel, covQuoteExpiredWhileLanding,
 		covActionExpiredWhileSettling, covTradeSettled, covTradeFailed, covKeyRotated, covRotatedSocketClosed,
-		covQuoteDeleted, covRFQCancelled, covWithdrawBlocked}
+		covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covFaucetCooldown, covFaucetInfoCooldown}
 	if k.CrashRate > 0 {
 		goals = append(goals, covCrashBeforeAck, covCrashWithHeldOutputs, covReissueDeduplicated, covCheckpointVerified,
 			covMarkVerified)

@@ -739,10 +739,110 @@ func (m *Model) settlingIn(party, sym string) bool {
 }
 
 func (s *step) faucet(p *Party) {
-	cfg := &s.m.st.Cfg
-	if cfg.Network != machine.Testnet || cfg.Reservoir == "" {
-		s.immediate = one(501, "") // SPEC: 501 where no faucet runs
+	m := s.m
+	cfg := &m.st.Cfg
+	if cfg.Network != machine.Testnet || cfg.Reservoir == "" || len(m.faucetOffered()) == 0 {
+		s.immediate = one(501, "") // SPEC: 501 where no faucet runs (nothing configured)
+		return
+	}
+	if wait := m.retryAfter(p.ID, s.at); wait > 0 && !m.st.FaucetUnsure[p.ID] {
+		// DECISIONS: during the cooldown, 200 with nothing sent, every offered token
+		// skipped for "cooldown", and the whole seconds left, rounded up.
+		s.immediate = &expect{alts: []sc{{200, ""}}, body: func(rep machine.Reply) string {
+			return m.checkCooldownAnswer(rep, wait, wait)
+		}}
 		return
 	}
 	s.waitMaybe(&Request{Kind: "faucet.draw", Party: p.ID})
+	if m.st.FaucetUnsure[p.ID] {
+		return // the answer says whether the cooldown still runs (late.go)
+	}
+	m.st.FaucetNext[p.ID] = s.at.Add(cfg.FaucetCooldown)
+}
+
+// faucetOffered lists the catalog entries one faucet draw offers, in catalog order.
+func (m *Model) faucetOffered() []machine.Instrument {
+	var out []machine.Instrument
+	for _, in := range m.st.Cfg.Instruments {
+		if in.FaucetAmount.Sign() > 0 {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// retryAfter is the party's cooldown left at time at in whole seconds, rounded up (SPEC:
+// an integer, 0 when the party may draw now).
+func (m *Model) retryAfter(party string, at time.Time) int {
+	next, ok := m.st.FaucetNext[party]
+	if !ok || !next.After(at) {
+		return 0
+	}
+	d := next.Sub(at)
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// checkCooldownAnswer checks a draw answered during the cooldown: nothing sent, every
+// offered token skipped for "cooldown" in catalog order, retryAfterSeconds in [lo, hi].
+func (m *Model) checkCooldownAnswer(rep machine.Reply, lo, hi int) string {
+	ans, ok := rep.Body.(machine.FaucetAnswer)
+	if !ok {
+		return fmt.Sprintf("a faucet draw during the cooldown is %T, not a draw answer", rep.Body)
+	}
+	offered := m.faucetOffered()
+	if len(ans.Sent) != 0 || len(ans.Skipped) != len(offered) {
+		return fmt.Sprintf("a faucet draw during the cooldown sent %d and skipped %d; the contract sends none and skips all %d offered",
+			len(ans.Sent), len(ans.Skipped), len(offered))
+	}
+	for i, in := range offered {
+		if sk := ans.Skipped[i]; sk.Symbol != in.Symbol || sk.Reason != "cooldown" {
+			return fmt.Sprintf("a faucet draw during the cooldown skipped %s for %q at place %d; the contract skips %s for \"cooldown\"",
+				sk.Symbol, sk.Reason, i, in.Symbol)
+		}
+	}
+	if ans.RetryAfterSeconds < lo || ans.RetryAfterSeconds > hi || ans.RetryAfterSeconds <= 0 {
+		return fmt.Sprintf("a faucet draw during the cooldown says retry after %d s; the cooldown has %d s left (whole seconds, rounded up)",
+			ans.RetryAfterSeconds, hi)
+	}
+	return ""
+}
+
+// checkDrawAnswer checks a draw that went out: every offered token once, sent with its
+// faucet amount or skipped for a reason the contract names, each list in catalog order,
+// and retryAfterSeconds the cooldown left (0 when nothing went out).
+func (m *Model) checkDrawAnswer(ans machine.FaucetAnswer, party string, at time.Time) string {
+	offered := m.faucetOffered()
+	si, ki := 0, 0
+	for _, in := range offered {
+		switch {
+		case si < len(ans.Sent) && ans.Sent[si].Symbol == in.Symbol:
+			sent := ans.Sent[si]
+			if sent.Amount.Cmp(in.FaucetAmount) != 0 || sent.DisplaySymbol != in.Display {
+				return fmt.Sprintf("the faucet sent %s %s (%s); the catalog offers %s (%s)",
+					sent.Amount, sent.Symbol, sent.DisplaySymbol, in.FaucetAmount, in.Display)
+			}
+			si++
+		case ki < len(ans.Skipped) && ans.Skipped[ki].Symbol == in.Symbol:
+			switch r := ans.Skipped[ki].Reason; r {
+			case "reservoir-empty", "preapproval-required", "unavailable":
+			default:
+				return fmt.Sprintf("the faucet skipped %s for %q, not a reason a draw that went out can have", in.Symbol, r)
+			}
+			ki++
+		default:
+			return fmt.Sprintf("the draw answer lacks %s or lists it out of catalog order (sent %d, skipped %d of %d offered)",
+				in.Symbol, len(ans.Sent), len(ans.Skipped), len(offered))
+		}
+	}
+	if si != len(ans.Sent) || ki != len(ans.Skipped) {
+		return fmt.Sprintf("the draw answer lists %d sent and %d skipped; the faucet offers %d tokens",
+			len(ans.Sent), len(ans.Skipped), len(offered))
+	}
+	if len(ans.Sent) == 0 {
+		delete(m.st.FaucetNext, party) // the cooldown starts only when something went out
+	}
+	if want := m.retryAfter(party, at); ans.RetryAfterSeconds != want {
+		return fmt.Sprintf("the draw answer says retry after %d s; the cooldown left is %d s", ans.RetryAfterSeconds, want)
+	}
+	return ""
 }

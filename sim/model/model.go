@@ -16,6 +16,7 @@
 package model
 
 import (
+	"maps"
 	"container/heap"
 	"encoding/json"
 	"fmt"
@@ -206,6 +207,14 @@ type state struct {
 	// desk carries the prepare on under its command id and answers nobody, so the slot may
 	// still be taken (a second withdrawal refused) until a withdrawal there goes through.
 	OrphanWithdraws map[string]bool `json:"orphanWithdraws,omitempty"`
+	// FaucetNext is when each party may draw the faucet again: set when a draw goes out
+	// (SPEC: the cooldown starts only when something went out; the desk holds it while the
+	// transfers are out), dropped when the draw's answer sent nothing.
+	FaucetNext map[string]time.Time `json:"faucetNext,omitempty"`
+	// FaucetUnsure are parties whose draw a restart cut off before its answer: the desk
+	// carries the transfers on and may have ended the cooldown or kept it, unseen, so their
+	// next draw may meet either.
+	FaucetUnsure map[string]bool `json:"faucetUnsure,omitempty"`
 	// MaybeKeys are the new keys of register/complete requests a restart orphaned: the
 	// desk carries the registration on without an answer, so the key may start working at
 	// any time. Key hash → registration id; the first answer that accepts it confirms it.
@@ -265,6 +274,7 @@ func New(cfg machine.Config) (*Model, error) {
 		RFQs: map[string]*RFQ{}, Quotes: map[string]*Quote{}, Trades: map[string]*Trade{},
 		Actions: map[string]*Action{}, Reqs: map[uint64]*Request{}, Withdraws: map[string]uint64{},
 		MaybeKeys: map[string]string{}, OrphanWithdraws: map[string]bool{},
+		FaucetNext: map[string]time.Time{}, FaucetUnsure: map[string]bool{},
 	}}
 	if err := m.init(); err != nil {
 		return nil, err
@@ -363,6 +373,8 @@ func (m *Model) Clone() *Model {
 	for k, v := range m.st.OrphanWithdraws {
 		st.OrphanWithdraws[k] = v
 	}
+	st.FaucetNext = maps.Clone(m.st.FaucetNext)
+	st.FaucetUnsure = maps.Clone(m.st.FaucetUnsure)
 	st.Due = slices.Clone(m.st.Due)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
@@ -400,6 +412,12 @@ func Restore(b []byte) (*Model, error) {
 	}
 	if m.st.MaybeKeys == nil {
 		m.st.MaybeKeys = map[string]string{}
+	}
+	if m.st.FaucetNext == nil {
+		m.st.FaucetNext = map[string]time.Time{}
+	}
+	if m.st.FaucetUnsure == nil {
+		m.st.FaucetUnsure = map[string]bool{}
 	}
 	if err := m.init(); err != nil {
 		return nil, err

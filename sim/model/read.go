@@ -81,7 +81,9 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 		msg = m.readPending(p, at, rep.Body)
 	case machine.QBalances:
 		msg = m.readBalances(p, x.Holdings, rep.Body)
-	case machine.QIncoming, machine.QFaucetInfo, machine.QReferencePrice:
+	case machine.QFaucetInfo:
+		msg = m.readFaucetInfo(p, at, rep.Body)
+	case machine.QIncoming, machine.QReferencePrice:
 		// not judged beyond authentication
 	default:
 		return fail("the model knows no query %T", q)
@@ -437,6 +439,49 @@ func (m *Model) readBalances(p *Party, hs []machine.LedgerHolding, body any) str
 		if v := totals[sym]; v.Sign() > 0 && !seen[sym] {
 			return fmt.Sprintf("free %s %s is missing", mustFormat(v), sym)
 		}
+	}
+	return ""
+}
+
+// readFaucetInfo judges GET /faucet: enabled where a faucet runs (the test network with a
+// reservoir and something offered), the caller's cooldown left in whole seconds rounded up,
+// and what one draw offers in catalog order (empty when not enabled).
+func (m *Model) readFaucetInfo(p *Party, at time.Time, body any) string {
+	info, ok := body.(machine.FaucetInfoDTO)
+	if !ok {
+		return fmt.Sprintf("GET /faucet answered %T", body)
+	}
+	cfg := &m.st.Cfg
+	offered := m.faucetOffered()
+	enabled := cfg.Network == machine.Testnet && cfg.Reservoir != "" && len(offered) > 0
+	if info.Enabled != enabled {
+		return fmt.Sprintf("GET /faucet says enabled %t; the contract says %t", info.Enabled, enabled)
+	}
+	if !enabled {
+		if info.RetryAfterSeconds != 0 || len(info.Drip) != 0 {
+			return fmt.Sprintf("GET /faucet of a desk without a faucet says retry after %d s and offers %d tokens", info.RetryAfterSeconds, len(info.Drip))
+		}
+		return ""
+	}
+	if len(info.Drip) != len(offered) {
+		return fmt.Sprintf("GET /faucet offers %d tokens; the catalog offers %d", len(info.Drip), len(offered))
+	}
+	for i, in := range offered {
+		if d := info.Drip[i]; d.Symbol != in.Symbol || d.DisplaySymbol != in.Display || d.Amount.Cmp(in.FaucetAmount) != 0 {
+			return fmt.Sprintf("GET /faucet offers %s %s (%s) at place %d; the catalog offers %s %s (%s)",
+				d.Amount, d.Symbol, d.DisplaySymbol, i, in.FaucetAmount, in.Symbol, in.Display)
+		}
+	}
+	want := m.retryAfter(p.ID, at)
+	if m.st.FaucetUnsure[p.ID] {
+		limit := int((cfg.FaucetCooldown + time.Second - 1) / time.Second)
+		if info.RetryAfterSeconds < 0 || info.RetryAfterSeconds > limit {
+			return fmt.Sprintf("GET /faucet says retry after %d s; a cooldown is at most %d s", info.RetryAfterSeconds, limit)
+		}
+		return ""
+	}
+	if info.RetryAfterSeconds != want {
+		return fmt.Sprintf("GET /faucet says retry after %d s; the cooldown left is %d s (whole seconds, rounded up)", info.RetryAfterSeconds, want)
 	}
 	return ""
 }
