@@ -976,6 +976,16 @@ func (h *hostile) withhold(xs []machine.SignActionDTO) []machine.SignActionDTO {
 			&expectation{class: covAdvReplayExpired, what: fmt.Sprintf("POST /tx/execute of %s's action %s, expired unsigned at %s", a.party, x.ID, exp.Format(time.RFC3339Nano)),
 				want: one(410, ""), immediate: true}, nil)
 	})
+	// Between its expiry and the Tick that ends it (the timer fires late): the execute is
+	// 410 already, and /tx/pending no longer lists it (the model judges the read).
+	if late := s.mix.TickLate; late > 0 {
+		s.at(exp.Add(time.Duration(a.rng.Int64N(int64(late)))), func() {
+			h.send(machine.ExecuteActions{Req: h.req(), Entries: []machine.SignedAction{{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}}},
+				&expectation{class: covAdvReplayExpired, what: fmt.Sprintf("POST /tx/execute of %s's action %s, expired unsigned at %s, before its Tick", a.party, x.ID, exp.Format(time.RFC3339Nano)),
+					want: one(410, ""), immediate: true}, nil)
+			a.read(a.keyHash, machine.QTxPending{}, func(machine.Reply) {})
+		})
+	}
 	return slices.DeleteFunc(slices.Clone(xs), func(y machine.SignActionDTO) bool { return y.ID == x.ID })
 }
 

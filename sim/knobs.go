@@ -128,6 +128,10 @@ type Mix struct {
 	Disconnect float64 `json:"disconnect"`
 	// SyncEvery is the group-commit interval of both journals.
 	SyncEvery time.Duration `json:"syncEvery"`
+	// TickLate is how late, at most, the desk's timer fires a deadline's Tick (a real
+	// timer never fires exactly on time), so that calls can land between a deadline and
+	// its Tick.
+	TickLate time.Duration `json:"tickLate,omitempty"`
 	// Boundary is how often the seed's actors send inputs on the contract's boundaries
 	// (boundary.go); drawn from its own stream, whatever the fault profile.
 	Boundary BoundaryMix `json:"boundary"`
@@ -140,10 +144,12 @@ var profiles = map[string]profile{
 	"none": {max: Mix{LatencyBase: 5 * time.Millisecond, SyncEvery: 2 * time.Millisecond}},
 	"mild": {max: Mix{Contention: 0.02, Unavailable: 0.02, Rejected: 0.003, Internal: 0.01, UnknownOutcome: 0.01,
 		LostAnswer: 0.005, LatencyBase: 80 * time.Millisecond, TailProb: 0.05, TailMax: 2 * time.Second,
-		Windows: 2, WindowMax: 10 * time.Second, Disconnect: 0.01, SyncEvery: 5 * time.Millisecond}},
+		Windows: 2, WindowMax: 10 * time.Second, Disconnect: 0.01, SyncEvery: 5 * time.Millisecond,
+		TickLate: 50 * time.Millisecond}},
 	"harsh": {max: Mix{Contention: 0.10, Unavailable: 0.08, Rejected: 0.02, Internal: 0.05, UnknownOutcome: 0.05,
 		LostAnswer: 0.03, LatencyBase: 300 * time.Millisecond, TailProb: 0.15, TailMax: 10 * time.Second,
-		Windows: 6, WindowMax: time.Minute, Disconnect: 0.05, SyncEvery: 20 * time.Millisecond}},
+		Windows: 6, WindowMax: time.Minute, Disconnect: 0.05, SyncEvery: 20 * time.Millisecond,
+		TickLate: 250 * time.Millisecond}},
 }
 
 // drawMix draws a seed's fault mix: each rate uniform up to the profile's maximum, and
@@ -169,6 +175,7 @@ func drawMix(k Knobs, rng *rand.Rand) Mix {
 		Windows: rate(p.Windows), WindowMax: dur(p.WindowMax, 0), Disconnect: rate(p.Disconnect),
 		SyncEvery: dur(p.SyncEvery, time.Millisecond),
 	}
+	m.TickLate = dur(p.TickLate, 0) // drawn last: the draws before it keep their values
 	if k.CrashRate == 0 {
 		m.LostAnswer = 0 // nothing would ever re-issue the call
 	}
@@ -183,6 +190,7 @@ func (m Mix) String() string {
 		m.Contention, m.Unavailable, m.Rejected, m.Internal, m.UnknownOutcome, m.LostAnswer)
 	fmt.Fprintf(&b, " latency=%s tail=%.3f/%s windows/h=%.2f/%s disconnect=%.3f sync=%s",
 		m.LatencyBase, m.TailProb, m.TailMax, m.Windows, m.WindowMax, m.Disconnect, m.SyncEvery)
+	fmt.Fprintf(&b, " tick-late=%s", m.TickLate)
 	bm := m.Boundary
 	fmt.Fprintf(&b, " boundary: ticket=%.3f ttl=%.3f price=%.3f validity=%.3f limit=%.3f batch=%.3f",
 		bm.Ticket, bm.TTL, bm.Price, bm.Validity, bm.Limit, bm.Batch)

@@ -96,20 +96,22 @@ func TestPlantedCrashRecoveryTraceReproduces(t *testing.T) {
 	const seeds = 64
 	for _, want := range []string{"but the recovered journal ends at", "does not work after recovery"} {
 		var found *Result
-		for seed := uint64(1); seed <= seeds && found == nil; seed++ {
-			k := knobs(seed, "mild", 0.01)
-			k.Duration = time.Minute
-			s, err := New(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := s.Run()
-			if r.Failure != nil && r.Failure.Class == CrashRecovery && strings.Contains(r.Failure.Message, want) {
-				found = r
+		for _, faults := range []string{"none", "mild"} {
+			for seed := uint64(1); seed <= seeds && found == nil; seed++ {
+				k := knobs(seed, faults, 0.01)
+				k.Duration = time.Minute
+				s, err := New(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := s.Run()
+				if r.Failure != nil && r.Failure.Class == CrashRecovery && strings.Contains(r.Failure.Message, want) {
+					found = r
+				}
 			}
 		}
 		if found == nil {
-			t.Fatalf("no seed in 1..%d fails with a crash-recovery failure %q", seeds, want)
+			t.Fatalf("no seed in 1..%d, with no faults or mild ones, fails with a crash-recovery failure %q", seeds, want)
 		}
 		if c := replayWritten(t, found); !c.Reproduced() {
 			t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", found.Knobs.Seed, found.Failure.Message, c, c.Violation)

@@ -493,7 +493,11 @@ func (s *Sim) armTick(t time.Time) {
 	}
 	s.tickAt = t
 	e := s.epoch
-	s.at(t, func() {
+	late := time.Duration(0)
+	if s.mix.TickLate > 0 && !s.liveness {
+		late = time.Duration(s.frng.Int64N(int64(s.mix.TickLate)))
+	}
+	s.at(t.Add(late), func() {
 		if e != s.epoch || !s.tickAt.Equal(t) {
 			return
 		}
