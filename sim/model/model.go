@@ -16,10 +16,10 @@
 package model
 
 import (
-	"maps"
 	"container/heap"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"sort"
