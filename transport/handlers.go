@@ -22,6 +22,17 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request, cmd machine.Command_
 	}
 }
 
+// command is the handler of an authenticated route whose request carries nothing but the
+// caller's key (no path parameter; a body is refused, as on POST /maker/preapproval): it
+// sends the command mk builds and writes its reply. One route line adds such an endpoint.
+func (s *Server) command(mk func(machine.Req) machine.Command_) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, keyHash string) {
+		if s.noBody(w, r) {
+			s.do(w, r, mk(machine.Req{KeyHash: keyHash}))
+		}
+	}
+}
+
 // call sends a command and returns its reply; on a desk failure it has answered already.
 func (s *Server) call(w http.ResponseWriter, r *http.Request, cmd machine.Command_) (machine.Reply, bool) {
 	ctx, cancel := s.withTimeout(r)
