@@ -55,6 +55,7 @@ func TestRoutesDecodeToCommands(t *testing.T) {
 		{"submit quote validUntil null", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":"2","validUntil":null}`,
 			machine.SubmitQuote{Req: req, RFQID: "rfq_1", Price: money.MustParse("2")}},
 		{"delete quote", "DELETE", "/maker/quotes/q_9", ``, machine.DeleteQuote{Req: req, QuoteID: "q_9"}},
+		{"mass cancel", "DELETE", "/maker/quotes", ``, machine.CancelAllQuotes{Req: req}},
 		{"create rfq", "POST", "/rfq", `{"direction":"SELL","qty":"0.001","base":"CBTC","quote":"usdcx","invitedMakers":["m-1"],"ttlSeconds":60}`,
 			machine.CreateRFQ{Req: req, Direction: machine.Sell, Qty: money.MustParse("0.001"), Base: "CBTC", Quote: "usdcx", InvitedMakers: []string{"m-1"}, TTLSeconds: 60}},
 		{"cancel rfq", "DELETE", "/rfq/rfq_1", ``, machine.CancelRFQ{Req: req, RFQID: "rfq_1"}},

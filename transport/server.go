@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskco/rfqdesk/machine"
 	"github.com/julienschmidt/httprouter"
 	"github.com/lxzan/gws"
 )
@@ -265,6 +266,7 @@ func (s *Server) routes() []route {
 		{"POST", "/maker/preapproval", true, s.preapproval},
 		{"POST", "/maker/quotes", true, s.submitQuote},
 		{"DELETE", "/maker/quotes/:id", true, s.deleteQuote},
+		{"DELETE", "/maker/quotes", true, s.command(func(rq machine.Req) machine.Command_ { return machine.CancelAllQuotes{Req: rq} })},
 		{"GET", "/maker/trades", true, s.limitedQuery(qMakerTrades)},
 		{"GET", "/maker/stream", false, s.stream}, // the key is checked after the handshake (4401)
 		{"GET", "/maker/reference-price", true, s.referencePrice},
