@@ -102,6 +102,24 @@ func (c *Client) CancelQuote(ctx context.Context, quoteID string) error {
 	return c.do(ctx, http.MethodDelete, "/maker/quotes/"+url.PathEscape(quoteID), nil, nil, true, nil)
 }
 
+// CancelledQuotes is the answer to CancelAllQuotes: the ids of the quotes revoked, and of the
+// caller's quotes left alone because they are accepted and settling, each in the order the
+// quotes were created.
+type CancelledQuotes struct {
+	Revoked  []string `json:"revoked"`
+	Settling []string `json:"settling"`
+}
+
+// CancelAllQuotes revokes every pending quote of the caller that is not settling, at once
+// (DELETE /maker/quotes, the mass cancel). A caller with no such quotes gets empty lists.
+func (c *Client) CancelAllQuotes(ctx context.Context) (*CancelledQuotes, error) {
+	var out CancelledQuotes
+	if err := c.do(ctx, http.MethodDelete, "/maker/quotes", nil, nil, true, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // MakerTrades returns the key's party's settled trades, newest first (GET /maker/trades).
 // limit 0 leaves it to the desk (100); any other value is sent as is (valid: 1 to 500).
 func (c *Client) MakerTrades(ctx context.Context, limit int) ([]Trade, error) {

@@ -154,6 +154,13 @@ func TestCalls(t *testing.T) {
 			method: "DELETE", path: "/maker/quotes/q_1%2Fx", auth: true, status: 204,
 		},
 		{
+			name:   "cancel all quotes",
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.CancelAllQuotes(ctx) },
+			method: "DELETE", path: "/maker/quotes", auth: true, status: 200,
+			respBody: `{"revoked":["q_1","q_2"],"settling":["q_3"]}`,
+			want:     &CancelledQuotes{Revoked: []string{"q_1", "q_2"}, Settling: []string{"q_3"}},
+		},
+		{
 			name:   "maker trades default limit",
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.MakerTrades(ctx, 0) },
 			method: "GET", path: "/maker/trades", auth: true, status: 200, respBody: `[` + tradeJSON + `]`,

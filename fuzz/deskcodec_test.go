@@ -40,7 +40,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		machine.CreateRFQ{Direction: machine.Sell, Qty: money.MustParse("1.5"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{"m"}, TTLSeconds: 9},
 		machine.LedgerResult{CommandID: "c", Hash: []byte{1, 2}, Receipts: []string{"r"}},
 		machine.ExecuteActions{Entries: []machine.SignedAction{{ActionID: "a", Signature: []byte{7}}}, Batch: true},
-		machine.Checkpoint{Digest: "ab"}, machine.CheckpointMark{}, machine.CheckpointDigest{Mark: 12, Digest: "cd"}} {
+		machine.Checkpoint{Digest: "ab"}, machine.CheckpointMark{}, machine.CheckpointDigest{Mark: 12, Digest: "cd"},
+		machine.CancelAllQuotes{Req: machine.Req{KeyHash: "k"}}} {
 		b, err := machine.EncodeEnvelope(machine.Envelope{Seq: 7, At: at, Input: in})
 		if err != nil {
 			f.Fatal(err)

@@ -213,5 +213,7 @@ func (a *applier) command(c Command_) {
 		a.withdraw(caller, c)
 	case FaucetDraw:
 		a.faucetDraw(caller)
+	case flow:
+		c.run(a, caller)
 	}
 }

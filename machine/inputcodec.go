@@ -112,6 +112,8 @@ func encodeInput(e *encoder, in Input) error {
 			return fmt.Errorf("encode the configuration: %w", err)
 		}
 		e.Bytes(cfg)
+	case flow:
+		v.encodeBody(e)
 	default:
 		return fmt.Errorf("input kind %q has no binary encoding", in.Kind())
 	}
@@ -196,7 +198,11 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 		}
 		in = r
 	default:
-		return nil, fmt.Errorf("unknown journal input kind %q", kind)
+		f, ok := flows[kind]
+		if !ok {
+			return nil, fmt.Errorf("unknown journal input kind %q", kind)
+		}
+		in = f.decodeBody(d)
 	}
 	if d.Err() != nil {
 		return nil, fmt.Errorf("decode %s input: %w", kind, d.Err())

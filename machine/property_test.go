@@ -84,6 +84,9 @@ func (m *propModel) actions() map[string]func(*rapid.T) {
 		"deleteQuote": func(t *rapid.T) {
 			h.apply(DeleteQuote{Req: m.party(t).req(), QuoteID: m.pick(t, m.quotes, "quote")})
 		},
+		"cancelAllQuotes": func(t *rapid.T) {
+			checkCancelAll(rapidTB{t}, h, m.party(t))
+		},
 		"acceptQuote": func(t *rapid.T) {
 			taker := []actor{houseTaker, m.makers[0]}[rapid.IntRange(0, 1).Draw(t, "taker")]
 			h.apply(AcceptQuote{Req: taker.req(), QuoteID: m.pick(t, m.quotes, "quote")})

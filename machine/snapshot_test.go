@@ -167,6 +167,9 @@ func allInputs() []Input {
 	for _, mk := range inputKinds {
 		out = append(out, deref(mk()))
 	}
+	for _, f := range flows {
+		out = append(out, f)
+	}
 	return out
 }
 

@@ -3,6 +3,7 @@ package machine
 import (
 	"crypto/ed25519"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -182,6 +183,38 @@ func (tr *transcript) entity(td *datadriven.TestData, key string) string {
 	return v
 }
 
+// flow builds the registered flow named by the first positional argument (its journal
+// kind) for the caller by=, setting each other key=value argument on the string field of
+// that JSON name (a script's entity name becomes its id): a new endpoint is scripted without
+// a directive of its own.
+func (tr *transcript) flow(td *datadriven.TestData) Input {
+	tr.h.t.Helper()
+	kind := td.CmdArgs[0].Key
+	zero, ok := flows[kind]
+	if !ok {
+		tr.h.t.Fatalf("%s: no flow of kind %q", td.Pos, kind)
+	}
+	v := reflect.New(reflect.TypeOf(zero)).Elem()
+	v.FieldByName("Req").Set(reflect.ValueOf(tr.who(td, "by").req()))
+	for _, arg := range td.CmdArgs[1:] {
+		if arg.Key == "by" {
+			continue
+		}
+		set := false
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == arg.Key && f.Type.Kind() == reflect.String {
+				v.Field(i).SetString(tr.entity(td, arg.Key))
+				set = true
+			}
+		}
+		if !set {
+			tr.h.t.Fatalf("%s: %s has no string field %q", td.Pos, kind, arg.Key)
+		}
+	}
+	return v.Interface().(Input)
+}
+
 func (tr *transcript) run(td *datadriven.TestData) string {
 	h := tr.h
 	switch td.Cmd {
@@ -223,6 +256,8 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 		tr.feedAs(in, tr.arg(td, "as", ""))
 	case "delete":
 		tr.feed(DeleteQuote{Req: tr.who(td, "by").req(), QuoteID: tr.entity(td, "quote")})
+	case "do":
+		tr.feed(tr.flow(td))
 	case "accept":
 		tr.feedAs(AcceptQuote{Req: tr.who(td, "by").req(), QuoteID: tr.entity(td, "quote")}, tr.arg(td, "as", ""))
 	case "sign":

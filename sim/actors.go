@@ -515,7 +515,11 @@ func (a *actor) onEvent(e machine.Event) {
 			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.quote(p.RfqID) })
 		case n < 4:
 			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.deleteQuote(p.RfqID, p.QuoteID) })
+		case n < 5:
+			a.massCancelSoon(1, 200*time.Millisecond, 8*time.Second)
 		}
+	case machine.TradeStepPayload:
+		a.massCancelSoon(8, 10*time.Millisecond, time.Second) // while its trade settles
 	case machine.QuoteDTO:
 		// A taker hears of each quote that lands on its RFQ (quote.created) and looks at
 		// its RFQs then, as a streaming client would, rather than only polling.

@@ -615,7 +615,7 @@ func (h *hostile) attack() {
 func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
-		h.rotatedKey, h.expiredRegistration}
+		h.rotatedKey, h.expiredRegistration, h.takerMassCancel}
 	if pick < 0 {
 		pick = -pick
 	}

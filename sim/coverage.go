@@ -89,6 +89,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 		goals = append(goals, covInjectedRejection)
 	}
 	goals = append(goals, boundaryGoals(m.Boundary)...)
+	goals = append(goals, massCancelGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -124,7 +125,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range append(slices.Clone(allCoverage), advCoverage...) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

@@ -40,6 +40,7 @@ const (
 	CallAccept      Call = "accept"       // a taker accepts the best live quote of an RFQ
 	CallCancelRFQ   Call = "cancel-rfq"   // a taker cancels an RFQ
 	CallDeleteQuote Call = "delete-quote" // a maker deletes its latest quote of an RFQ
+	CallMassCancel  Call = "mass-cancel"  // a maker revokes all its quotes (DELETE /maker/quotes)
 	CallWithdraw    Call = "withdraw"     // a small withdrawal to another party
 	CallOpenStream  Call = "open-stream"
 	CallCloseStream Call = "close-stream"
@@ -52,7 +53,7 @@ const (
 // AllCalls lists every Call.
 func AllCalls() []Call {
 	return []Call{CallRegister, CallFund, CallCreateRFQ, CallQuote, CallSignAll, CallSignSome, CallSignNone,
-		CallAccept, CallCancelRFQ, CallDeleteQuote, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey, CallAttack}
+		CallAccept, CallCancelRFQ, CallDeleteQuote, CallMassCancel, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey, CallAttack}
 }
 
 // FaultCategories are the ledger faults Fault can force.
@@ -159,6 +160,11 @@ func (w *World) Do(c Call, actor, pick int) bool {
 			return false
 		}
 		a.deleteQuote(rfq, a.myQuote[rfq])
+	case CallMassCancel:
+		if !ready || !maker {
+			return false
+		}
+		a.massCancel()
 	case CallWithdraw:
 		if !ready || a.role == roleHouse {
 			return false

@@ -22,6 +22,28 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request, cmd machine.Command_
 	}
 }
 
+// command is the handler of a keyed route whose request carries nothing but the caller's
+// key (no path parameter; a body other than empty or {} is 400): it sends the command mk
+// builds and writes its reply. With idCommand, one route line adds such an endpoint.
+func (s *Server) command(mk func(machine.Req) machine.Command_) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params, keyHash string) {
+		if s.noBody(w, r) {
+			s.do(w, r, mk(machine.Req{KeyHash: keyHash}))
+		}
+	}
+}
+
+// idCommand is command for a route with one id in its path, the parameter param, checked
+// as every path id is (400 otherwise).
+func (s *Server) idCommand(param string, mk func(rq machine.Req, id string) machine.Command_) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params, keyHash string) {
+		id, ok := s.pathID(w, r, ps, param)
+		if ok && s.noBody(w, r) {
+			s.do(w, r, mk(machine.Req{KeyHash: keyHash}, id))
+		}
+	}
+}
+
 // call sends a command and returns its reply; on a desk failure it has answered already.
 func (s *Server) call(w http.ResponseWriter, r *http.Request, cmd machine.Command_) (machine.Reply, bool) {
 	ctx, cancel := s.withTimeout(r)
@@ -309,13 +331,6 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 	s.writeReply(w, r, rep)
 }
 
-// preapproval is POST /maker/preapproval (no body).
-func (s *Server) preapproval(w http.ResponseWriter, r *http.Request, _ httprouter.Params, keyHash string) {
-	if s.noBody(w, r) {
-		s.do(w, r, machine.Preapproval{Req: machine.Req{KeyHash: keyHash}})
-	}
-}
-
 // ---- Maker ----
 
 // submitQuote is POST /maker/quotes.
@@ -402,23 +417,7 @@ func (s *Server) cancelRFQ(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 }
 
-// acceptQuote is POST /quote/:id/accept (no body).
-func (s *Server) acceptQuote(w http.ResponseWriter, r *http.Request, ps httprouter.Params, keyHash string) {
-	id, ok := s.pathID(w, r, ps, "id")
-	if ok && s.noBody(w, r) {
-		s.do(w, r, machine.AcceptQuote{Req: machine.Req{KeyHash: keyHash}, QuoteID: id})
-	}
-}
-
 // ---- Wallet ----
-
-// acceptIncoming is POST /wallet/incoming/:cid/accept (no body).
-func (s *Server) acceptIncoming(w http.ResponseWriter, r *http.Request, ps httprouter.Params, keyHash string) {
-	cid, ok := s.pathID(w, r, ps, "cid")
-	if ok && s.noBody(w, r) {
-		s.do(w, r, machine.AcceptIncoming{Req: machine.Req{KeyHash: keyHash}, CID: cid})
-	}
-}
 
 // withdraw is POST /wallet/withdraw.
 func (s *Server) withdraw(w http.ResponseWriter, r *http.Request, _ httprouter.Params, keyHash string) {
@@ -439,13 +438,6 @@ func (s *Server) withdraw(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		return
 	}
 	s.do(w, r, machine.Withdraw{Req: machine.Req{KeyHash: keyHash}, Symbol: in.Symbol, Amount: *in.Amount, Receiver: in.Receiver})
-}
-
-// faucetDraw is POST /faucet (no body).
-func (s *Server) faucetDraw(w http.ResponseWriter, r *http.Request, _ httprouter.Params, keyHash string) {
-	if s.noBody(w, r) {
-		s.do(w, r, machine.FaucetDraw{Req: machine.Req{KeyHash: keyHash}})
-	}
 }
 
 // ---- Sign queue ----

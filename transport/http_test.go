@@ -55,6 +55,7 @@ func TestRoutesDecodeToCommands(t *testing.T) {
 		{"submit quote validUntil null", "POST", "/maker/quotes", `{"rfqId":"rfq_1","price":"2","validUntil":null}`,
 			machine.SubmitQuote{Req: req, RFQID: "rfq_1", Price: money.MustParse("2")}},
 		{"delete quote", "DELETE", "/maker/quotes/q_9", ``, machine.DeleteQuote{Req: req, QuoteID: "q_9"}},
+		{"mass cancel", "DELETE", "/maker/quotes", ``, machine.CancelAllQuotes{Req: req}},
 		{"create rfq", "POST", "/rfq", `{"direction":"SELL","qty":"0.001","base":"CBTC","quote":"usdcx","invitedMakers":["m-1"],"ttlSeconds":60}`,
 			machine.CreateRFQ{Req: req, Direction: machine.Sell, Qty: money.MustParse("0.001"), Base: "CBTC", Quote: "usdcx", InvitedMakers: []string{"m-1"}, TTLSeconds: 60}},
 		{"cancel rfq", "DELETE", "/rfq/rfq_1", ``, machine.CancelRFQ{Req: req, RFQID: "rfq_1"}},
@@ -194,6 +195,7 @@ func TestBadRequests(t *testing.T) {
 		{"execute 51 entries", "POST", "/tx/execute", batchBody(51)},
 		{"bodiless with body", "POST", "/faucet", `{"x":1}`},
 		{"bodiless with array", "POST", "/quote/q_1/accept", `[]`},
+		{"mass cancel with body", "DELETE", "/maker/quotes", `{"quoteId":"q_1"}`},
 		{"reference price missing quote", "GET", "/maker/reference-price?base=a", ``},
 		{"reference price repeated", "GET", "/maker/reference-price?base=a&base=b&quote=c", ``},
 		{"malformed query", "GET", "/trades?limit=%zz", ``},
@@ -306,13 +308,17 @@ func TestBodyTooLarge(t *testing.T) {
 
 // TestBodilessPosts accepts no body, whitespace or {} with or without a Content-Type.
 func TestBodilessPosts(t *testing.T) {
-	paths := []string{"/quote/q_1/accept", "/faucet", "/wallet/incoming/00ab/accept", "/maker/preapproval"}
+	paths := []string{"/quote/q_1/accept", "/faucet", "/wallet/incoming/00ab/accept", "/maker/preapproval", "DELETE /maker/quotes"}
 	for _, path := range paths {
+		method := "POST"
+		if m, p, ok := strings.Cut(path, " "); ok {
+			method, path = m, p
+		}
 		for _, body := range []string{"", "{}", " \n", " {} "} {
 			for _, ct := range []string{"", "application/json", "text/plain"} {
 				d := newFakeDesk()
 				_, ts := testServer(t, d, nil)
-				res := request(t, ts, "POST", path, body, testKey, ct)
+				res := request(t, ts, method, path, body, testKey, ct)
 				if res.status != 200 || len(d.commands()) != 1 {
 					t.Errorf("%s body %q type %q: status %d, %d commands", path, body, ct, res.status, len(d.commands()))
 				}

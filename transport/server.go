@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskco/rfqdesk/machine"
 	"github.com/julienschmidt/httprouter"
 	"github.com/lxzan/gws"
 )
@@ -252,7 +253,8 @@ type route struct {
 // authenticated routes and empty elsewhere.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, ps httprouter.Params, keyHash string)
 
-// routes lists every operation of SPEC.md and DECISIONS.md. Every GET under /rfq/ is
+// routes lists every operation of SPEC.md and DECISIONS.md: a command without a body is
+// one line (command, idCommand), as is a read (query, limitedQuery). Every GET under /rfq/ is
 // static; :id appears on DELETE /rfq/:id only (httprouter forbids a static sibling of a
 // parameter on the same method).
 func (s *Server) routes() []route {
@@ -262,9 +264,10 @@ func (s *Server) routes() []route {
 		{"POST", "/maker/challenge", false, s.challenge},
 		{"POST", "/maker/api-key/rotate", false, s.rotateKey},
 		{"GET", "/maker/status", true, s.query(qMakerStatus)},
-		{"POST", "/maker/preapproval", true, s.preapproval},
+		{"POST", "/maker/preapproval", true, s.command(func(rq machine.Req) machine.Command_ { return machine.Preapproval{Req: rq} })},
 		{"POST", "/maker/quotes", true, s.submitQuote},
 		{"DELETE", "/maker/quotes/:id", true, s.deleteQuote},
+		{"DELETE", "/maker/quotes", true, s.command(func(rq machine.Req) machine.Command_ { return machine.CancelAllQuotes{Req: rq} })},
 		{"GET", "/maker/trades", true, s.limitedQuery(qMakerTrades)},
 		{"GET", "/maker/stream", false, s.stream}, // the key is checked after the handshake (4401)
 		{"GET", "/maker/reference-price", true, s.referencePrice},
@@ -273,7 +276,7 @@ func (s *Server) routes() []route {
 		{"POST", "/rfq", true, s.createRFQ},
 		{"DELETE", "/rfq/:id", true, s.cancelRFQ},
 		{"GET", "/rfq-history", true, s.limitedQuery(qRfqHistory)},
-		{"POST", "/quote/:id/accept", true, s.acceptQuote},
+		{"POST", "/quote/:id/accept", true, s.idCommand("id", func(rq machine.Req, id string) machine.Command_ { return machine.AcceptQuote{Req: rq, QuoteID: id} })},
 		{"GET", "/trades", true, s.limitedQuery(qTrades)},
 		{"GET", "/desk", true, s.query(qDesk)},
 		{"GET", "/config", true, s.query(qConfig)},
@@ -281,9 +284,9 @@ func (s *Server) routes() []route {
 		{"GET", "/balances", true, s.query(qBalances)},
 		{"GET", "/wallet/holdings", true, s.query(qBalances)},
 		{"GET", "/wallet/incoming", true, s.query(qIncoming)},
-		{"POST", "/wallet/incoming/:cid/accept", true, s.acceptIncoming},
+		{"POST", "/wallet/incoming/:cid/accept", true, s.idCommand("cid", func(rq machine.Req, cid string) machine.Command_ { return machine.AcceptIncoming{Req: rq, CID: cid} })},
 		{"POST", "/wallet/withdraw", true, s.withdraw},
-		{"POST", "/faucet", true, s.faucetDraw},
+		{"POST", "/faucet", true, s.command(func(rq machine.Req) machine.Command_ { return machine.FaucetDraw{Req: rq} })},
 		{"GET", "/faucet", true, s.query(qFaucetInfo)},
 		{"GET", "/tx/pending", true, s.query(qTxPending)},
 		{"POST", "/tx/execute", true, s.execute},

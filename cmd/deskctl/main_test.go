@@ -51,6 +51,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"rfq", "create", "-side", "HOLD", "-qty", "1", "-base", "a", "-quote", "b"}, exitUsage},
 		{[]string{"withdraw", "-symbol", "cc"}, exitUsage},
 		{[]string{"deposits", "accept"}, exitUsage},
+		{[]string{"quote", "delete-all", "q_1"}, exitUsage},
+		{[]string{"quote", "delete-all"}, exitTransport},
 		{[]string{"status", "-nope"}, exitUsage},
 		{[]string{"status"}, exitTransport},
 		{[]string{"balances", "-json"}, exitTransport},

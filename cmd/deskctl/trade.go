@@ -132,7 +132,7 @@ func rfqCreate(e *env, args []string) error {
 
 func cmdQuote(e *env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("quote: submit -rfq ID -price P | delete QUOTE_ID")
+		return usagef("quote: submit -rfq ID -price P | delete QUOTE_ID | delete-all")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -190,8 +190,30 @@ func cmdQuote(e *env, args []string) error {
 			return err
 		}
 		return e.emit(map[string]string{"deleted": fs.Arg(0)}, func(w *tabwriter.Writer) { row(w, "deleted", fs.Arg(0)) })
+	case "delete-all":
+		fs := e.flags("quote delete-all", "")
+		if err := e.parse(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 0 {
+			return usagef("quote delete-all takes no argument")
+		}
+		c, _, err := e.client()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := e.call()
+		defer cancel()
+		res, err := c.CancelAllQuotes(ctx)
+		if err != nil {
+			return err
+		}
+		return e.emit(res, func(w *tabwriter.Writer) {
+			row(w, "revoked", strings.Join(res.Revoked, " "))
+			row(w, "settling (left)", strings.Join(res.Settling, " "))
+		})
 	}
-	return usagef("quote: unknown subcommand %q (submit, delete)", sub)
+	return usagef("quote: unknown subcommand %q (submit, delete, delete-all)", sub)
 }
 
 // better reports whether price a is better than b for the taker of an RFQ in direction dir:

@@ -47,6 +47,8 @@ func (s *step) command(in machine.Input) bool {
 		keyHash, s.route, s.target = c.KeyHash, "POST /maker/quotes on ", c.RFQID
 	case machine.DeleteQuote:
 		keyHash, s.route, s.target = c.KeyHash, "DELETE /maker/quotes/", c.QuoteID
+	case machine.CancelAllQuotes:
+		keyHash, s.route = c.KeyHash, "DELETE /maker/quotes"
 	case machine.AcceptQuote:
 		keyHash, s.route, s.target = c.KeyHash, "POST /quote/", c.QuoteID+"/accept"
 	case machine.ExecuteActions:
@@ -90,6 +92,8 @@ func (s *step) command(in machine.Input) bool {
 		s.submitQuote(p, c)
 	case machine.DeleteQuote:
 		s.deleteQuote(p, c)
+	case machine.CancelAllQuotes:
+		s.cancelAllQuotes(p)
 	case machine.AcceptQuote:
 		s.acceptQuote(p, c)
 	case machine.ExecuteActions:

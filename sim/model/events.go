@@ -54,7 +54,7 @@ func (s *step) quoteRecorded(req *Request, rep machine.Reply) {
 		s.failf("%s: quoteId %q lacks the q_ prefix or names an existing quote", what, d.QuoteID)
 		return
 	}
-	q := &Quote{ID: d.QuoteID, RFQ: r.ID, Maker: req.Party, Price: req.Price, ValidUntil: req.ValidUntil, Status: "pending"}
+	q := &Quote{ID: d.QuoteID, RFQ: r.ID, Maker: req.Party, Price: req.Price, ValidUntil: req.ValidUntil, CreatedAt: req.At, Status: "pending"}
 	if msg := m.checkQuoteDTO(d.QuoteDTO, q); msg != "" {
 		s.failf("%s: %s", what, msg)
 		return

@@ -112,7 +112,8 @@ type Quote struct {
 	Maker      string    `json:"maker"`
 	Price      string    `json:"price"`
 	ValidUntil time.Time `json:"validUntil"`
-	Status     string    `json:"status"` // pending, won, lost, revoked, cancelled, expired
+	CreatedAt  time.Time `json:"createdAt"` // when its POST /maker/quotes came
+	Status     string    `json:"status"`    // pending, won, lost, revoked, cancelled, expired
 	Anchored   bool      `json:"anchored"`
 	Settling   bool      `json:"settling"`
 	Anchors    []string  `json:"anchors"`

@@ -1,0 +1,66 @@
+package machine
+
+import (
+	"cmp"
+	"slices"
+)
+
+// CancelAllQuotes is DELETE /maker/quotes (no id), the mass cancel: every pending quote of
+// the caller that is not settling is revoked, as DELETE /maker/quotes/{id} revokes one (its
+// unsigned allocate actions withdrawn, its landed allocations cancelled on the ledger,
+// quote.status revoked to the maker and, if the quote was live, to the taker), all in this
+// one input. The answer is 200 CancelAllQuotesDTO. A caller without such quotes (a party
+// that only takes, or a maker with nothing pending) gets two empty lists: it has nothing
+// of its own to cancel, and other parties' quotes are never its business.
+//
+// A quote whose POST /maker/quotes still waits for its ledger prepares is left out of both
+// lists, as the single delete answers 404 for it: it is not recorded yet, and the caller
+// has not been told its id. Its submission is answered as usual.
+type CancelAllQuotes struct{ Req }
+
+// CancelAllQuotesDTO is the answer to DELETE /maker/quotes: the quotes revoked, and the
+// caller's quotes left alone because they are accepted and settling; each list in the order
+// the quotes were created (by creation time, then by id), empty rather than null.
+type CancelAllQuotesDTO struct {
+	Revoked  []string `json:"revoked"`
+	Settling []string `json:"settling"`
+}
+
+func init() { registerFlow(CancelAllQuotes{}) }
+
+func (c CancelAllQuotes) header() Req { return c.Req }
+
+// Kind names the input in the journal.
+func (CancelAllQuotes) Kind() string { return "quote.delete-all" }
+
+func (c CancelAllQuotes) encodeBody(e *encoder) { e.Str(c.KeyHash) }
+
+func (CancelAllQuotes) decodeBody(d *decoder) Input {
+	return CancelAllQuotes{Req: Req{KeyHash: d.Str()}}
+}
+
+func (CancelAllQuotes) run(a *applier, maker *Party) {
+	var mine []*Quote
+	for _, q := range a.d.Quotes {
+		if q.Maker == maker.ID && q.pending() && (q.State != QuoteFunding || q.ReqSeq == 0) {
+			mine = append(mine, q)
+		}
+	}
+	// The map's order decides nothing: the quotes are sorted, and ids are unique.
+	slices.SortFunc(mine, func(x, y *Quote) int {
+		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	dto := CancelAllQuotesDTO{Revoked: []string{}, Settling: []string{}}
+	for _, q := range mine {
+		if q.State == QuoteSettling {
+			dto.Settling = append(dto.Settling, q.ID)
+			continue
+		}
+		a.endQuote(q, TrigRevoke)
+		dto.Revoked = append(dto.Revoked, q.ID)
+	}
+	a.reply(200, dto)
+}
