@@ -61,6 +61,32 @@ func DescribeOutputs(out Outputs) string {
 	return b.String()
 }
 
+// DescribeInput renders one journaled input as a line: its sequence number, kind, time and
+// fields as compact JSON (a key appears only as its hash, as the journal holds it).
+func DescribeInput(env Envelope) string {
+	kind := "<none>"
+	if env.Input != nil {
+		kind = env.Input.Kind()
+	}
+	return fmt.Sprintf("input %d %s at %s %s", env.Seq, kind, env.At.UTC().Format(time.RFC3339Nano), describeJSON(env.Input))
+}
+
+// DescribeStep renders an input and what applying it produced, as transcripts print them:
+// the input's line, then each output line indented by two spaces.
+func DescribeStep(env Envelope, out Outputs) string {
+	var b strings.Builder
+	b.WriteString(DescribeInput(env))
+	b.WriteByte('\n')
+	for _, line := range strings.Split(strings.TrimSuffix(DescribeOutputs(out), "\n"), "\n") {
+		if line != "" {
+			b.WriteString("  ")
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
 // describeJSON is the compact JSON of v, or the marshalling error in its place: a
 // description never fails.
 func describeJSON(v any) string {

@@ -36,7 +36,13 @@ type Recheck struct {
 	// Diverged is set when the replay did not rebuild the state the trace ends with
 	// (its digests), or a read's answer differs from the recorded one.
 	Diverged string
+	// Tail is the last desk inputs replayed (at most RecheckTail), each with what it
+	// produced, as transcripts print them (machine.DescribeStep): what led to a violation.
+	Tail []string
 }
+
+// RecheckTail is how many of the last desk inputs a replay keeps described.
+const RecheckTail = 6
 
 // Reproduced reports whether the replay met the trace's own failure, with the same message.
 func (c *Recheck) Reproduced() bool {
@@ -228,7 +234,12 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 		if err != nil {
 			return nil, fmt.Errorf("desk record %d: %w", d.Seq, err)
 		}
-		s.recheckInput(env)
+		if out, ok := s.recheckInput(env); ok {
+			if len(c.Tail) == RecheckTail {
+				c.Tail = append(c.Tail[:0], c.Tail[1:]...)
+			}
+			c.Tail = append(c.Tail, machine.DescribeStep(env, out))
+		}
 		if stepOrphans && s.failure == nil {
 			s.checkOrphans(true)
 		}
@@ -354,15 +365,16 @@ func (s *Sim) startJudge(t *traceFile, j Judges, c *Recheck) error {
 }
 
 // recheckInput applies one desk input as Sim.input does, with the same checks, and checks
-// its replies as the actors' deliveries do.
-func (s *Sim) recheckInput(env machine.Envelope) {
+// its replies as the actors' deliveries do. It returns what the input produced (false:
+// Apply panicked).
+func (s *Sim) recheckInput(env machine.Envelope) (machine.Outputs, bool) {
 	s.now = env.At
 	s.clock.Set(env.At)
 	obs := s.observeBefore(env)
 	out, panicked := safeApply(s.desk, env)
 	if panicked != "" {
 		s.failf(Safety, "machine.Apply panicked on %s input %d: %s", env.Input.Kind(), env.Seq, panicked)
-		return
+		return out, false
 	}
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
@@ -371,6 +383,7 @@ func (s *Sim) recheckInput(env machine.Envelope) {
 			s.checkReply(rep)
 		}
 	}
+	return out, true
 }
 
 // endChecks are the checks of the run's last step, on the state the trace ends with: the

@@ -36,6 +36,7 @@ const (
 const usage = `usage:
   replay -data DIR   [-until N] [-dump] [-diff OTHER] [-tmp DIR]
   replay -trace FILE [-until N] [-dump] [-diff OTHER]
+  replay -data DIR | -trace FILE -describe [-until N]
 
 Replays every input of a desk's journals: the desk journal from its genesis record
 (or, once the journal was pruned, from its newest snapshot) and the ledger journal
@@ -61,6 +62,11 @@ trace replays to the failure it was written for: "reproduced: <message>".
 beside the first source, input by input, and reports the first desk input at which
 the records or the states after them differ.
 
+-describe prints every desk input replayed, with the replies, events, ledger calls and
+deadline it produced, in the text the transcripts under machine/testdata use: a failing
+seed reads like a transcript, and two runs' outputs diff line by line. A re-checked
+trace's violation is preceded by its last few inputs in the same text.
+
 Exit status:
   0  replayed: verified (or identical), and no check failed
   1  diverged: a digest mismatch, a check failing with another message than the
@@ -85,6 +91,7 @@ type config struct {
 	until                  uint64
 	every                  uint64
 	dump                   bool
+	describe               bool
 }
 
 // run is the command: it parses args, writes its report to stdout (to stderr with -dump,
@@ -101,6 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.trace, "trace", "", "simulator trace file to replay")
 	fs.Uint64Var(&c.until, "until", 0, "stop after desk input `N` (0: replay everything)")
 	fs.BoolVar(&c.dump, "dump", false, "print the desk records replayed, one JSON object a line ({seq, at, kind, input}), then the final desk state as indented JSON, on stdout (the report goes to stderr)")
+	fs.BoolVar(&c.describe, "describe", false, "print every desk input replayed with what it produced, as transcripts print them, on stdout (two runs diff line by line); nothing else")
 	fs.StringVar(&c.diff, "diff", "", "data directory or trace file to compare against, input by input")
 	fs.Uint64Var(&c.every, "every", 1, "with -diff, compare the state digests every `N` inputs (0: only where records differ and at the end)")
 	fs.StringVar(&c.tmp, "tmp", "", "directory for the temporary journal copies (default: the system's)")
@@ -108,6 +116,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		return exitError
+	}
+	if c.describe && (c.dump || c.diff != "") {
+		fmt.Fprintln(stderr, "replay: -describe goes alone: not with -dump or -diff")
 		return exitError
 	}
 	if fs.NArg() > 0 || (c.data == "") == (c.trace == "") {
@@ -142,6 +154,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer other.close()
 		return runDiff(report, stderr, src, other, c)
+	}
+	if c.describe {
+		return runDescribe(stdout, stderr, src, c)
 	}
 	return runReplay(report, stdout, stderr, src, c)
 }

@@ -43,6 +43,11 @@ func TestPlantedTraceReplaysReproduced(t *testing.T) {
 				if want := "reproduced: " + r.Failure.Message + "\n"; !strings.Contains(out.String(), want) {
 					t.Fatalf("seed %d: report lacks %q:\n%s", seed, want, out.String())
 				}
+				// The inputs that led to it, as transcripts print them, come before it.
+				if tail := strings.Index(out.String(), "desk inputs before it, as transcripts print them:\n  input "); tail < 0 ||
+					tail > strings.Index(out.String(), "reproduced: ") {
+					t.Fatalf("seed %d: no transcript of the last inputs before the violation:\n%s", seed, out.String())
+				}
 				if !strings.Contains(out.String(), "the trace's final digest matches") {
 					t.Fatalf("seed %d: the trace does not rebuild the state the run ended with:\n%s", seed, out.String())
 				}

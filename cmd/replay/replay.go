@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
@@ -311,9 +312,11 @@ func recheck(w io.Writer, path string) (int, error) {
 		judged, rc.Inputs, rc.LedgerRecords, rc.Reads)
 	switch {
 	case rc.Reproduced():
+		printTail(w, rc.Tail)
 		fmt.Fprintf(w, "reproduced: %s\n", rc.Violation.Message)
 		return exitReproduced, nil
 	case rc.Violation != nil:
+		printTail(w, rc.Tail)
 		fmt.Fprintf(w, "violation: %s violation at %s: %s\n", rc.Violation.Class, rc.Violation.At.Format(time.RFC3339Nano), rc.Violation.Message)
 		if rc.Recorded != nil {
 			fmt.Fprintf(w, "diverged: the trace was written for another failure: %s\n", rc.Recorded.Message)
@@ -361,4 +364,18 @@ func dumpRecords(w io.Writer, log journal.Log, last uint64) error {
 		return fmt.Errorf("dump the desk records: %w", err)
 	}
 	return nil
+}
+
+// printTail writes the last desk inputs a re-check replayed before its violation, each
+// with its outputs, as transcripts print them.
+func printTail(w io.Writer, tail []string) {
+	if len(tail) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "the last %d desk inputs before it, as transcripts print them:\n", len(tail))
+	for _, step := range tail {
+		for _, line := range strings.Split(strings.TrimSuffix(step, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 }
