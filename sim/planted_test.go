@@ -21,21 +21,32 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		t.Run(bug.Name, func(t *testing.T) {
 			Plant(bug.Name)
 			defer Plant("")
-			for seed := uint64(1); seed <= plantedSeeds; seed++ {
-				k := knobs(seed, "mild", 0.01)
-				k.Duration = time.Minute
-				s, err := New(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r := s.Run(); r.Failure != nil {
-					t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, seed, r.Failure)
-					return
-				}
+			r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+			if r == nil {
+				t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
 			}
-			t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
+			t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, r.Knobs.Seed, r.Failure)
 		})
 	}
+}
+
+// firstFailing runs seeds 1 to seeds of a short simulation with the given faults, crash
+// rate and duration, and returns the first run whose failure match accepts (any failure
+// when match is nil), or nil when none of them failed so.
+func firstFailing(t *testing.T, seeds uint64, faults string, crash float64, d time.Duration, match func(*Failure) bool) *Result {
+	t.Helper()
+	for seed := uint64(1); seed <= seeds; seed++ {
+		k := knobs(seed, faults, crash)
+		k.Duration = d
+		s, err := New(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := s.Run(); r.Failure != nil && (match == nil || match(r.Failure)) {
+			return r
+		}
+	}
+	return nil
 }
 
 // notReplayable are the planted bugs whose violation a trace cannot replay to (none:
@@ -59,28 +70,15 @@ func TestPlantedBugTracesReproduce(t *testing.T) {
 		t.Run(bug.Name, func(t *testing.T) {
 			Plant(bug.Name)
 			defer Plant("")
-			for seed := uint64(1); seed <= plantedSeeds; seed++ {
-				k := knobs(seed, "mild", 0.01)
-				k.Duration = time.Minute
-				s, err := New(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := s.Run()
-				if r.Failure == nil {
-					continue
-				}
-				c := replayWritten(t, r)
-				if !c.Reproduced() {
-					t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", seed, r.Failure.Message, c, c.Violation)
-				}
-				if foundByRead[bug.Name] && c.Reads != 1 {
-					t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", seed, bug.Name, c.Reads)
-				}
-				t.Logf("seed %d reproduced after %d inputs: %s", seed, c.Inputs, c.Violation.Message)
-				return
+			r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+			if r == nil {
+				t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
 			}
-			t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
+			c := mustReproduce(t, r)
+			if foundByRead[bug.Name] && c.Reads != 1 {
+				t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", r.Knobs.Seed, bug.Name, c.Reads)
+			}
+			t.Logf("seed %d reproduced after %d inputs: %s", r.Knobs.Seed, c.Inputs, c.Violation.Message)
 		})
 	}
 }
@@ -95,24 +93,12 @@ func TestPlantedCrashRecoveryTraceReproduces(t *testing.T) {
 	defer Plant("")
 	const seeds = 64
 	for _, want := range []string{"but the recovered journal ends at", "does not work after recovery"} {
-		var found *Result
-		for seed := uint64(1); seed <= seeds && found == nil; seed++ {
-			k := knobs(seed, "mild", 0.01)
-			k.Duration = time.Minute
-			s, err := New(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := s.Run()
-			if r.Failure != nil && r.Failure.Class == CrashRecovery && strings.Contains(r.Failure.Message, want) {
-				found = r
-			}
-		}
+		found := firstFailing(t, seeds, "mild", 0.01, time.Minute, func(f *Failure) bool {
+			return f.Class == CrashRecovery && strings.Contains(f.Message, want)
+		})
 		if found == nil {
 			t.Fatalf("no seed in 1..%d fails with a crash-recovery failure %q", seeds, want)
 		}
-		if c := replayWritten(t, found); !c.Reproduced() {
-			t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", found.Knobs.Seed, found.Failure.Message, c, c.Violation)
-		}
+		mustReproduce(t, found)
 	}
 }

@@ -281,10 +281,7 @@ func (s *Sim) OnBusyEnd(f func()) { s.busyEnd = f }
 // Run runs the busy phase, then the liveness phase, checking the invariants after every
 // step, and returns the outcome.
 func (s *Sim) Run() *Result {
-	for _, a := range s.actors {
-		a.wakeSoon()
-	}
-	s.scheduleRFQ()
+	s.start()
 	end := Start.Add(s.k.Duration)
 	s.at(end, s.beginLiveness)
 	horizon := end.Add(LivenessHorizon)
@@ -311,6 +308,14 @@ func (s *Sim) Run() *Result {
 		}
 	}
 	return s.result()
+}
+
+// start sets the run going: every actor's first wake-up and the first scheduled RFQ.
+func (s *Sim) start() {
+	for _, a := range s.actors {
+		a.wakeSoon()
+	}
+	s.scheduleRFQ()
 }
 
 // afterStep runs the invariants the step may have broken, then maybe crashes the desk.
