@@ -16,16 +16,26 @@ const plantedSeeds = 20
 //
 //	go test -tags planted ./sim -run TestPlantedBugsAreCaught -v
 func TestPlantedBugsAreCaught(t *testing.T) {
+	eachPlanted(t, PlantedBugs, func(t *testing.T, bug bugEntry) {
+		r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+		if r == nil {
+			t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
+		}
+		t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, r.Knobs.Seed, r.Failure)
+	})
+}
+
+// bugEntry is an entry of PlantedBugs or OrphanBugs.
+type bugEntry = struct{ Name, Where, What string }
+
+// eachPlanted runs test as a subtest for each of the bugs, with that bug switched on.
+func eachPlanted(t *testing.T, bugs []bugEntry, test func(t *testing.T, bug bugEntry)) {
 	defer Plant("")
-	for _, bug := range PlantedBugs {
+	for _, bug := range bugs {
 		t.Run(bug.Name, func(t *testing.T) {
 			Plant(bug.Name)
 			defer Plant("")
-			r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
-			if r == nil {
-				t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
-			}
-			t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, r.Knobs.Seed, r.Failure)
+			test(t, bug)
 		})
 	}
 }
@@ -62,25 +72,23 @@ var foundByRead = map[string]bool{"mine-shows-funding": true}
 //
 //	go test -tags planted ./sim -run TestPlantedBugTracesReproduce -v
 func TestPlantedBugTracesReproduce(t *testing.T) {
-	defer Plant("")
+	var replayable []bugEntry
 	for _, bug := range PlantedBugs {
-		if notReplayable[bug.Name] {
-			continue
+		if !notReplayable[bug.Name] {
+			replayable = append(replayable, bug)
 		}
-		t.Run(bug.Name, func(t *testing.T) {
-			Plant(bug.Name)
-			defer Plant("")
-			r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
-			if r == nil {
-				t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
-			}
-			c := mustReproduce(t, r)
-			if foundByRead[bug.Name] && c.Reads != 1 {
-				t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", r.Knobs.Seed, bug.Name, c.Reads)
-			}
-			t.Logf("seed %d reproduced after %d inputs: %s", r.Knobs.Seed, c.Inputs, c.Violation.Message)
-		})
 	}
+	eachPlanted(t, replayable, func(t *testing.T, bug bugEntry) {
+		r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+		if r == nil {
+			t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
+		}
+		c := mustReproduce(t, r)
+		if foundByRead[bug.Name] && c.Reads != 1 {
+			t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", r.Knobs.Seed, bug.Name, c.Reads)
+		}
+		t.Logf("seed %d reproduced after %d inputs: %s", r.Knobs.Seed, c.Inputs, c.Violation.Message)
+	})
 }
 
 // TestPlantedCrashRecoveryTraceReproduces: lost-commit's failures found by checking a
