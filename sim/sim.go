@@ -508,15 +508,19 @@ func (s *Sim) armTick(t time.Time) {
 }
 
 // armDeskSync schedules the next group commit of the desk journal.
-func (s *Sim) armDeskSync() {
-	if s.deskSyncArmed {
+func (s *Sim) armDeskSync() { s.armSync(&s.deskSyncArmed, s.syncDesk) }
+
+// armSync schedules a journal's next group commit, sync, unless *armed says one is
+// scheduled already; a crash in between (a new epoch) cancels it.
+func (s *Sim) armSync(armed *bool, sync func()) {
+	if *armed {
 		return
 	}
-	s.deskSyncArmed = true
+	*armed = true
 	e := s.epoch
 	s.after(s.jitter(s.mix.SyncEvery), func() {
 		if e == s.epoch {
-			s.syncDesk()
+			sync()
 		}
 	})
 }
@@ -728,18 +732,7 @@ func (s *Sim) recordLedger(in ledgersim.Input) {
 }
 
 // armLedgerSync schedules the next group commit of the ledger journal.
-func (s *Sim) armLedgerSync() {
-	if s.ledgerSyncArmed {
-		return
-	}
-	s.ledgerSyncArmed = true
-	e := s.epoch
-	s.after(s.jitter(s.mix.SyncEvery), func() {
-		if e == s.epoch {
-			s.syncLedger()
-		}
-	})
-}
+func (s *Sim) armLedgerSync() { s.armSync(&s.ledgerSyncArmed, s.syncLedger) }
 
 // syncLedger makes the ledger journal durable and lets the results that waited go.
 func (s *Sim) syncLedger() {
