@@ -179,10 +179,8 @@ func (h *harness) apply(in Input) uint64 {
 	h.seq++
 	seq := h.seq
 	h.collect(Apply(h.d, Envelope{Seq: seq, At: h.now, Input: in}))
-	for h.auto && len(h.queued) > 0 {
-		c := h.queued[0]
-		h.queued = h.queued[1:]
-		h.answer(c)
+	if h.auto {
+		h.drain()
 	}
 	return seq
 }
@@ -206,12 +204,18 @@ func (h *harness) answer(c LedgerCall) {
 }
 
 // flush answers every queued call (manual mode), including calls those answers cause.
-func (h *harness) flush() {
+func (h *harness) flush() { h.drain() }
+
+// drain is flush that returns the calls it answered, in the order sent.
+func (h *harness) drain() []LedgerCall {
+	var sent []LedgerCall
 	for len(h.queued) > 0 {
 		c := h.queued[0]
 		h.queued = h.queued[1:]
+		sent = append(sent, c)
 		h.answer(c)
 	}
+	return sent
 }
 
 // advance moves the clock and ticks.

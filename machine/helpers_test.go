@@ -193,3 +193,23 @@ func eq(t *testing.T, what string, got, want any) {
 		t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
 	}
 }
+
+// roundTrip is the desk restored from d's binary snapshot; it fails the test unless the
+// two have the same digest.
+func roundTrip(t tb, d *Desk) *Desk {
+	t.Helper()
+	b, err := d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Restore(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := d.Digest()
+	d2, _ := back.Digest()
+	if d1 != d2 {
+		t.Fatal("the restored desk has another digest")
+	}
+	return back
+}

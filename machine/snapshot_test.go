@@ -275,15 +275,7 @@ func TestRestoreCarriesOn(t *testing.T) {
 	h.auto = false
 	// Beta's quote has its prepares in flight at the snapshot.
 	h.apply(SubmitQuote{Req: b.req(), RFQID: rfq.RfqID, Price: money.MustParse("99999.5")})
-	snap, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, err := Restore(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	twin := h.clone(restored)
+	twin := h.clone(roundTrip(t, h.d))
 
 	rest := func(h *harness) string {
 		h.flush()
