@@ -68,31 +68,22 @@ func BenchmarkSnapshot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("encode", func(b *testing.B) {
-		b.SetBytes(int64(len(snap)))
-		b.ReportAllocs()
-		for range b.N {
-			if _, err := d.EncodeSnapshot(); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"encode", func() error { _, err := d.EncodeSnapshot(); return err }},
+		{"digest", func() error { _, err := d.Digest(); return err }},
+		{"restore", func() error { _, err := Restore(snap); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(snap)))
+			b.ReportAllocs()
+			for range b.N {
+				if err := c.run(); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("digest", func(b *testing.B) {
-		b.SetBytes(int64(len(snap)))
-		b.ReportAllocs()
-		for range b.N {
-			if _, err := d.Digest(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("restore", func(b *testing.B) {
-		b.SetBytes(int64(len(snap)))
-		b.ReportAllocs()
-		for range b.N {
-			if _, err := Restore(snap); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
