@@ -508,22 +508,15 @@ func (s *Sim) drawAdversaries(rng *rand.Rand) {
 // send issues a hostile command with its expectation: an immediate refusal is judged as it
 // is applied, any other answer when it arrives. then (if any) gets the reply.
 func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply)) {
-	a := h.a
-	s := a.s
-	a.nextReq++
-	r := &request{a: a, seq: a.nextReq, cb: func(rep machine.Reply) {
+	s := h.a.s
+	h.a.issue(func(rep machine.Reply) {
 		if !e.immediate && rep.Status != lostConnection.Status {
-			s.expect(e, rep)
+			s.expect(e, rep) // e as refined on arrival
 		}
 		if then != nil {
 			then(rep)
 		}
-	}}
-	a.inflight[r] = true
-	s.after(s.netLatency(), func() {
-		if r.dead {
-			return
-		}
+	}, func(r *request) {
 		if e.refine != nil {
 			e = e.refine(e)
 		}
