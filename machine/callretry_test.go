@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-// drain answers every queued call (manual mode), returning them in the order sent.
-func (h *harness) drain() []LedgerCall {
-	var sent []LedgerCall
-	for len(h.queued) > 0 {
-		c := h.queued[0]
-		h.queued = h.queued[1:]
-		sent = append(sent, c)
-		h.answer(c)
-	}
-	return sent
-}
-
 // TestUnknownExecuteOfALeavingActionIsAskedAgain: an action whose execute had an unknown
 // outcome, leaving the queue with its quote before the retry, is asked once more; the
 // allocation that execute made is then released.

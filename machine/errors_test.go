@@ -53,6 +53,21 @@ func settlingWorld(h *harness) (m1, m2 actor, rfq RfqDTO, q QuoteWithActionsDTO)
 	return // manual mode: the settle stays queued
 }
 
+// withdrawWorld: maker M with a withdrawal of 1 cc whose action x waits for its signature.
+func withdrawWorld(h *harness) (m actor, x SignActionDTO) {
+	m = h.maker("M")
+	x = h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+	return
+}
+
+// executingWorld: withdrawWorld with x signed and its execute held at the ledger.
+func executingWorld(h *harness) (m actor, x SignActionDTO) {
+	m, x = withdrawWorld(h)
+	h.auto = false
+	h.apply(signed(h, m, x))
+	return // manual mode: the execute stays queued
+}
+
 func rfqOf(h *harness, taker actor, qty string, makers ...string) CreateRFQ {
 	return CreateRFQ{Req: taker.req(), Direction: Sell, Qty: money.MustParse(qty), Base: "cbtc", Quote: "usdcx", InvitedMakers: makers, TTLSeconds: 60}
 }
@@ -263,17 +278,11 @@ func errorMatrix() []errCase {
 			return withdrawOf(m1, "CBTC")
 		}},
 		{name: "409 RETRY_LATER withdraw while one executes", status: 409, code: CodeRetryLater, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
-			h.auto = false
-			h.apply(signed(h, m, x))
+			m, _ := executingWorld(h)
 			return withdrawOf(m, "cc")
 		}},
 		{name: "409 RETRY_LATER execute an executing action", status: 409, code: CodeRetryLater, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
-			h.auto = false
-			h.apply(signed(h, m, x))
+			m, x := executingWorld(h)
 			return signed(h, m, x)
 		}},
 		{name: "409 RETRY_LATER register complete while onboarding", status: 409, code: CodeRetryLater, setup: func(h *harness) Input {
@@ -388,14 +397,12 @@ func errorMatrix() []errCase {
 			return withdrawOf(m, "CC")
 		}},
 		{name: "409 execute blind resend of an executed action", status: 409, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.ok(h.apply(signed(h, m, x)), 200)
 			return signed(h, m, x)
 		}},
 		{name: "409 execute contended (the action leaves the queue)", status: 409, same: sameNot, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.ledger.failNext(LedgerContention, isExecute)
 			return signed(h, m, x)
 		}, after: func(h *harness) {
@@ -405,14 +412,12 @@ func errorMatrix() []errCase {
 		}},
 		// ---- 410 ----
 		{name: "410 execute an expired action", status: 410, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.advance(10 * time.Minute)
 			return signed(h, m, x)
 		}},
 		{name: "410 execute an action past expiry before the tick", status: 410, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.setNow(t0.Add(10 * time.Minute))
 			return signed(h, m, x)
 		}},
@@ -442,8 +447,7 @@ func errorMatrix() []errCase {
 			return quoteOf(m2, rfq.RfqID, "59000")
 		}},
 		{name: "502 ledger rejects an execute (the action leaves the queue)", status: 502, same: sameNot, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.ledger.failNext(LedgerRejected, isExecute)
 			return signed(h, m, x)
 		}},
@@ -459,8 +463,7 @@ func errorMatrix() []errCase {
 			return AcceptQuote{Req: houseTaker.req(), QuoteID: q.QuoteID}
 		}},
 		{name: "503 RETRY_LATER execute unavailable (action stays pending)", status: 503, code: CodeRetryLater, same: sameNot, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.ledger.failNext(LedgerUnavailable, isExecute)
 			return signed(h, m, x)
 		}, after: func(h *harness) {
@@ -471,8 +474,7 @@ func errorMatrix() []errCase {
 			}
 		}},
 		{name: "503 RETRY_LATER singular execute unanswered within ExecuteWait", status: 503, code: CodeRetryLater, same: sameNot, setup: func(h *harness) Input {
-			m := h.maker("M")
-			x := h.ok(h.apply(withdrawOf(m, "cc")), 202).(ActionsDTO).Actions[0]
+			m, x := withdrawWorld(h)
 			h.auto = false
 			return signed(h, m, x)
 		}, after: func(h *harness) { h.advance(5 * time.Second) }},

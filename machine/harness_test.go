@@ -149,6 +149,8 @@ type harness struct {
 	closes  []SocketClose
 	socket  uint64
 	keys    map[string]ed25519.PrivateKey // party id → key
+	// log, when not nil, records every envelope applied (for the benchmarks' replays).
+	log *[]Envelope
 }
 
 func newHarness(t *testing.T) *harness {
@@ -178,11 +180,9 @@ func (h *harness) apply(in Input) uint64 {
 	h.t.Helper()
 	h.seq++
 	seq := h.seq
-	h.collect(Apply(h.d, Envelope{Seq: seq, At: h.now, Input: in}))
-	for h.auto && len(h.queued) > 0 {
-		c := h.queued[0]
-		h.queued = h.queued[1:]
-		h.answer(c)
+	h.collect(h.applyEnvelope(Envelope{Seq: seq, At: h.now, Input: in}))
+	if h.auto {
+		h.drain()
 	}
 	return seq
 }
@@ -202,16 +202,30 @@ func (h *harness) collect(out Outputs) {
 // answer feeds the fake ledger's answer to one call.
 func (h *harness) answer(c LedgerCall) {
 	h.seq++
-	h.collect(Apply(h.d, Envelope{Seq: h.seq, At: h.now, Input: h.ledger.answer(c, h.now)}))
+	h.collect(h.applyEnvelope(Envelope{Seq: h.seq, At: h.now, Input: h.ledger.answer(c, h.now)}))
+}
+
+// applyEnvelope applies one envelope, recording it when the harness keeps a log.
+func (h *harness) applyEnvelope(e Envelope) Outputs {
+	if h.log != nil {
+		*h.log = append(*h.log, e)
+	}
+	return Apply(h.d, e)
 }
 
 // flush answers every queued call (manual mode), including calls those answers cause.
-func (h *harness) flush() {
+func (h *harness) flush() { h.drain() }
+
+// drain is flush that returns the calls it answered, in the order sent.
+func (h *harness) drain() []LedgerCall {
+	var sent []LedgerCall
 	for len(h.queued) > 0 {
 		c := h.queued[0]
 		h.queued = h.queued[1:]
+		sent = append(sent, c)
 		h.answer(c)
 	}
+	return sent
 }
 
 // advance moves the clock and ticks.

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/json"
 	"testing"
 	"time"
@@ -192,4 +193,23 @@ func eq(t *testing.T, what string, got, want any) {
 	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
 		t.Fatalf("%s:\n got %s\nwant %s", what, g, w)
 	}
+}
+
+// roundTrip is the desk restored from d's binary snapshot; it fails the test unless the
+// restored desk's digest (its snapshot written in pieces and hashed) is the snapshot's
+// hash, so that it encodes to the same bytes.
+func roundTrip(t tb, d *Desk) *Desk {
+	t.Helper()
+	b, err := d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Restore(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := back.Digest(); err != nil || sum != sha256.Sum256(b) {
+		t.Fatalf("the restored desk encodes differently (%v)", err)
+	}
+	return back
 }

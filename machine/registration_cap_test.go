@@ -19,12 +19,7 @@ func TestPendingRegistrationsCapped(t *testing.T) {
 	h.auto = false
 	apply := func(in Input) uint64 { // h.apply, recording the ledger calls it leads to
 		seq := h.apply(in)
-		for len(h.queued) > 0 {
-			c := h.queued[0]
-			h.queued = h.queued[1:]
-			calls = append(calls, c)
-			h.answer(c)
-		}
+		calls = append(calls, h.drain()...)
 		return seq
 	}
 	key := func(i int) ed25519.PublicKey {

@@ -133,18 +133,27 @@ func (a *applier) cancelRFQ(taker *Party, c CancelRFQ) {
 		a.refuse(conflict("a settlement is in flight on RFQ %s", r.ID))
 		return
 	}
-	a.d.m().rfq.must(r, TrigCancel)
+	a.endRFQ(r, TrigCancel, EvRfqClosed, TrigRFQCancelled, "cancelled", "cancelled by the taker")
+	a.reply(204, nil)
+}
+
+// endRFQ ends an open RFQ with no trade, by trig (the taker's cancel or the deadline): it
+// closes, its audience hears ev, every pending quote on it ends by quoteTrig, and the
+// taker's history records it as kind, for reason. The audience hears first, so that a
+// maker hears the RFQ is closed before the end of its quote on it, and does not re-quote
+// a closed RFQ.
+func (a *applier) endRFQ(r *RFQ, trig Trigger, ev string, quoteTrig Trigger, kind, reason string) {
+	a.d.m().rfq.must(r, trig)
 	a.closeRFQ(r)
 	for _, m := range a.rfqAudience(r) {
-		a.emit(m, EvRfqClosed, RfqIDPayload{RfqID: r.ID})
+		a.emit(m, ev, RfqIDPayload{RfqID: r.ID})
 	}
 	for _, qid := range r.Quotes {
 		if q := a.d.Quotes[qid]; q != nil && q.pending() {
-			a.endQuote(q, TrigRFQCancelled)
+			a.endQuote(q, quoteTrig)
 		}
 	}
-	a.recordHistory(r, "cancelled", "cancelled by the taker", "")
-	a.reply(204, nil)
+	a.recordHistory(r, kind, reason, "")
 }
 
 // rfqAudience is who hears of an RFQ's end: every invited maker, then the taker.
@@ -165,19 +174,7 @@ func (a *applier) rfqDeadline(id string) {
 	if !ok || !a.d.m().rfq.can(r, TrigExpire) || r.SettlingTrade != "" || r.Deadline.After(a.d.Now) {
 		return
 	}
-	a.d.m().rfq.must(r, TrigExpire)
-	a.closeRFQ(r)
-	// rfq.expired goes first, so that a maker hears the RFQ is closed before the expiry of
-	// its quote on it, and does not re-quote a closed RFQ.
-	for _, m := range a.rfqAudience(r) {
-		a.emit(m, EvRfqExpired, RfqIDPayload{RfqID: r.ID})
-	}
-	for _, qid := range r.Quotes {
-		if q := a.d.Quotes[qid]; q != nil && q.pending() {
-			a.endQuote(q, TrigExpire)
-		}
-	}
-	a.recordHistory(r, "expired", "the deadline passed with no trade", "")
+	a.endRFQ(r, TrigExpire, EvRfqExpired, TrigExpire, "expired", "the deadline passed with no trade")
 }
 
 // rfqForget drops a closed RFQ and its quotes once its readability period is over.

@@ -57,17 +57,17 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	e.Uvarint(d.IDs.Counter)
 	e.Time(d.Now)
 
-	writeMap(e, d.Parties, func(e *encoder, p *Party) { writeParty(e, p) })
+	writePtrMap(e, d.Parties, func(e *encoder, p *Party) { writeParty(e, p) })
 	writeMap(e, d.HintIndex, (*encoder).Str)
 	writeMap(e, d.KeyIndex, (*encoder).Str)
-	writeMap(e, d.Registrations, func(e *encoder, r *Registration) { writeRegistration(e, r) })
-	writeMap(e, d.Challenges, func(e *encoder, c *Challenge) { e.Str(c.Text); e.Str(c.PartyID); e.Time(c.ExpiresAt) })
-	writeMap(e, d.Sockets, func(e *encoder, s *Socket) { e.Uvarint(s.ID); e.Str(s.PartyID); e.Str(s.KeyHash) })
-	writeMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
-	writeMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
-	writeMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
-	writeMap(e, d.Actions, func(e *encoder, x *Action) { writeAction(e, x) })
-	writeMap(e, d.DoneActions, func(e *encoder, x *DoneAction) {
+	writePtrMap(e, d.Registrations, func(e *encoder, r *Registration) { writeRegistration(e, r) })
+	writePtrMap(e, d.Challenges, func(e *encoder, c *Challenge) { e.Str(c.Text); e.Str(c.PartyID); e.Time(c.ExpiresAt) })
+	writePtrMap(e, d.Sockets, func(e *encoder, s *Socket) { e.Uvarint(s.ID); e.Str(s.PartyID); e.Str(s.KeyHash) })
+	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
+	writePtrMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
+	writePtrMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
+	writePtrMap(e, d.Actions, func(e *encoder, x *Action) { writeAction(e, x) })
+	writePtrMap(e, d.DoneActions, func(e *encoder, x *DoneAction) {
 		e.Str(x.ID)
 		e.Str(x.Party)
 		e.Str(string(x.Outcome))
@@ -76,18 +76,17 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeMap(e, d.Deposits, (*encoder).Str)
 	writeMap(e, d.Withdrawals, (*encoder).Str)
 	writeMap(e, d.FaucetNext, (*encoder).Time)
-	writeMap(e, d.Pending, func(e *encoder, c *Continuation) { writeContinuation(e, c) })
-	writeMap(e, d.Held, func(e *encoder, h *HeldReply) { writeHeldReply(e, h) })
+	writePtrMap(e, d.Pending, func(e *encoder, c *Continuation) { writeContinuation(e, c) })
+	writePtrMap(e, d.Held, func(e *encoder, h *HeldReply) { writeHeldReply(e, h) })
 
-	e.Len(len(d.Deadlines.Items), d.Deadlines.Items == nil)
-	for _, dl := range d.Deadlines.Items {
+	writeSlice(e, d.Deadlines.Items, func(e *encoder, dl *Deadline) {
 		e.Time(dl.At)
 		e.Uvarint(dl.Order)
 		e.Str(string(dl.Kind))
 		e.Str(dl.ID)
 		e.Uvarint(dl.Seq)
 		e.FlushSome() // the queue holds every pending deadline: hand it over in pieces
-	}
+	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
 	if e.Err() != nil {
@@ -194,17 +193,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	d.Pending = readMap(dec, (*decoder).Str, readContinuation)
 	d.Held = readMap(dec, (*decoder).Uvarint, readHeldReply)
 
-	if n, isNil := dec.Len(); !isNil {
-		d.Deadlines.Items = make([]Deadline, n)
-		for i := range d.Deadlines.Items {
-			dl := &d.Deadlines.Items[i]
-			dl.At = dec.Time()
-			dl.Order = dec.Uvarint()
-			dl.Kind = DeadlineKind(dec.Str())
-			dl.ID = dec.Str()
-			dl.Seq = dec.Uvarint()
-		}
-	}
+	d.Deadlines.Items = readSlice(dec, func(dec *decoder) Deadline {
+		return Deadline{At: dec.Time(), Order: dec.Uvarint(), Kind: DeadlineKind(dec.Str()), ID: dec.Str(), Seq: dec.Uvarint()}
+	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
 	if dec.Err() != nil {
@@ -216,9 +207,19 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	return d, nil
 }
 
-// writeMap writes a map's entries in ascending key order; a nil pointer value is written
-// as absent.
+// writeMap writes a map's entries in ascending key order, every value present.
 func writeMap[K string | uint64, V any](e *encoder, m map[K]V, val func(*encoder, V)) {
+	writeEntries(e, m, func(V) bool { return true }, val)
+}
+
+// writePtrMap is writeMap for a map of pointers: a nil pointer is written as absent.
+func writePtrMap[K string | uint64, T any](e *encoder, m map[K]*T, val func(*encoder, *T)) {
+	writeEntries(e, m, func(v *T) bool { return v != nil }, val)
+}
+
+// writeEntries writes a map's entry count, then its entries in ascending key order: the
+// key, whether the value is present, and the value if it is.
+func writeEntries[K string | uint64, V any](e *encoder, m map[K]V, present func(V) bool, val func(*encoder, V)) {
 	keys := make([]K, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -233,43 +234,35 @@ func writeMap[K string | uint64, V any](e *encoder, m map[K]V, val func(*encoder
 			e.Uvarint(*k)
 		}
 		v := m[k]
-		if isNilPtr(v) {
-			e.Bool(false)
-		} else {
-			e.Bool(true)
+		ok := present(v)
+		e.Bool(ok)
+		if ok {
 			val(e, v)
 		}
 		e.FlushSome()
 	}
 }
 
-// isNilPtr reports whether v is a nil pointer of one of the desk's entity types.
-func isNilPtr(v any) bool {
-	switch p := v.(type) {
-	case *Party:
-		return p == nil
-	case *Registration:
-		return p == nil
-	case *Challenge:
-		return p == nil
-	case *Socket:
-		return p == nil
-	case *RFQ:
-		return p == nil
-	case *Quote:
-		return p == nil
-	case *Trade:
-		return p == nil
-	case *Action:
-		return p == nil
-	case *DoneAction:
-		return p == nil
-	case *Continuation:
-		return p == nil
-	case *HeldReply:
-		return p == nil
+// writeSlice writes a slice's length, a nil slice kept apart from an empty one, then each
+// element.
+func writeSlice[T any](e *encoder, s []T, each func(*encoder, *T)) {
+	e.Len(len(s), s == nil)
+	for i := range s {
+		each(e, &s[i])
 	}
-	return false
+}
+
+// readSlice reads a slice written by writeSlice.
+func readSlice[T any](d *decoder, each func(*decoder) T) []T {
+	n, isNil := d.Len()
+	if isNil {
+		return nil
+	}
+	out := make([]T, n)
+	for i := range out {
+		out[i] = each(d)
+	}
+	return out
 }
 
 // readMap reads a map written by writeMap; it always returns a non-nil map.
@@ -299,9 +292,7 @@ func writeParty(e *encoder, p *Party) {
 	e.Int(p.Online)
 	e.Time(p.RegisteredAt)
 	e.Strs(p.Trades)
-	e.Len(len(p.History), p.History == nil)
-	for i := range p.History {
-		h := &p.History[i]
+	writeSlice(e, p.History, func(e *encoder, h *HistoryRow) {
 		e.Str(h.ID)
 		e.Str(h.RFQ)
 		e.Str(string(h.Direction))
@@ -315,20 +306,17 @@ func writeParty(e *encoder, p *Party) {
 		e.Str(h.Maker)
 		e.Str(h.Reason)
 		e.Time(h.At)
-	}
+	})
 }
 
 func readParty(d *decoder) *Party {
 	p := &Party{ID: d.Str(), Hint: d.Str(), DisplayName: d.Str(), PublicKey: d.Bytes(), KeyHash: d.Str(),
 		House: HouseRole(d.Str()), Online: d.Int(), RegisteredAt: d.Time(), Trades: d.Strs()}
-	if n, isNil := d.Len(); !isNil {
-		p.History = make([]HistoryRow, n)
-		for i := range p.History {
-			p.History[i] = HistoryRow{ID: d.Str(), RFQ: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
-				Base: d.Str(), Quote: d.Str(), Kind: d.Str(), QuoteCount: d.Int(), BestPrice: money.ReadDecimal(d),
-				HasBest: d.Bool(), Maker: d.Str(), Reason: d.Str(), At: d.Time()}
-		}
-	}
+	p.History = readSlice(d, func(d *decoder) HistoryRow {
+		return HistoryRow{ID: d.Str(), RFQ: d.Str(), Direction: Direction(d.Str()), Qty: money.ReadDecimal(d),
+			Base: d.Str(), Quote: d.Str(), Kind: d.Str(), QuoteCount: d.Int(), BestPrice: money.ReadDecimal(d),
+			HasBest: d.Bool(), Maker: d.Str(), Reason: d.Str(), At: d.Time()}
+	})
 	return p
 }
 
@@ -350,23 +338,14 @@ func readRegistration(d *decoder) *Registration {
 }
 
 func writeTopology(e *encoder, t []TopologyTx) {
-	e.Len(len(t), t == nil)
-	for _, x := range t {
+	writeSlice(e, t, func(e *encoder, x *TopologyTx) {
 		e.Bytes(x.Hash)
 		e.Str(x.Description)
-	}
+	})
 }
 
 func readTopology(d *decoder) []TopologyTx {
-	n, isNil := d.Len()
-	if isNil {
-		return nil
-	}
-	out := make([]TopologyTx, n)
-	for i := range out {
-		out[i] = TopologyTx{Hash: d.Bytes(), Description: d.Str()}
-	}
-	return out
+	return readSlice(d, func(d *decoder) TopologyTx { return TopologyTx{Hash: d.Bytes(), Description: d.Str()} })
 }
 
 func writeRfq(e *encoder, r *RFQ) {
@@ -403,9 +382,7 @@ func readAmounts(d *decoder) TradeAmounts {
 }
 
 func writeAllocations(e *encoder, as []AllocationRef) {
-	e.Len(len(as), as == nil)
-	for i := range as {
-		a := &as[i]
+	writeSlice(e, as, func(e *encoder, a *AllocationRef) {
 		e.Str(a.LegID)
 		e.Str(a.Owner)
 		e.Bool(a.Send)
@@ -417,20 +394,14 @@ func writeAllocations(e *encoder, as []AllocationRef) {
 		e.Bytes(a.Hash)
 		e.Time(a.PrepExpires)
 		e.Int(a.Attempt)
-	}
+	})
 }
 
 func readAllocations(d *decoder) []AllocationRef {
-	n, isNil := d.Len()
-	if isNil {
-		return nil
-	}
-	out := make([]AllocationRef, n)
-	for i := range out {
-		out[i] = AllocationRef{LegID: d.Str(), Owner: d.Str(), Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d),
+	return readSlice(d, func(d *decoder) AllocationRef {
+		return AllocationRef{LegID: d.Str(), Owner: d.Str(), Send: d.Bool(), Instrument: d.Str(), Amount: money.ReadDecimal(d),
 			CID: d.Str(), Cancelled: d.Bool(), PreparedID: d.Str(), Hash: d.Bytes(), PrepExpires: d.Time(), Attempt: d.Int()}
-	}
-	return out
+	})
 }
 
 func writeQuote(e *encoder, q *Quote) {
@@ -559,9 +530,7 @@ func writeHeldReply(e *encoder, h *HeldReply) {
 	e.Str(h.Entity)
 	e.Str(h.Party)
 	e.Int(h.Waiting)
-	e.Len(len(h.Entries), h.Entries == nil)
-	for i := range h.Entries {
-		x := &h.Entries[i]
+	writeSlice(e, h.Entries, func(e *encoder, x *ExecEntry) {
 		e.Str(x.ActionID)
 		e.Str(x.Status)
 		e.Str(x.Error)
@@ -570,20 +539,18 @@ func writeHeldReply(e *encoder, h *HeldReply) {
 			e.Bool(*x.Retryable)
 		}
 		writeApiError(e, x.HTTPError)
-	}
+	})
 	e.Bool(h.Faucet != nil)
 	if f := h.Faucet; f != nil {
-		e.Len(len(f.Sent), f.Sent == nil)
-		for _, s := range f.Sent {
+		writeSlice(e, f.Sent, func(e *encoder, s *FaucetSent) {
 			e.Str(s.Symbol)
 			e.Str(s.DisplaySymbol)
 			s.Amount.Encode(e)
-		}
-		e.Len(len(f.Skipped), f.Skipped == nil)
-		for _, s := range f.Skipped {
+		})
+		writeSlice(e, f.Skipped, func(e *encoder, s *FaucetSkipped) {
 			e.Str(s.Symbol)
 			e.Str(s.Reason)
-		}
+		})
 		e.Int(f.RetryAfterSeconds)
 	}
 	writeApiError(e, h.Failure)
@@ -592,32 +559,21 @@ func writeHeldReply(e *encoder, h *HeldReply) {
 
 func readHeldReply(d *decoder) *HeldReply {
 	h := &HeldReply{Seq: d.Uvarint(), Kind: ContKind(d.Str()), Entity: d.Str(), Party: d.Str(), Waiting: d.Int()}
-	if n, isNil := d.Len(); !isNil {
-		h.Entries = make([]ExecEntry, n)
-		for i := range h.Entries {
-			x := &h.Entries[i]
-			x.ActionID, x.Status, x.Error = d.Str(), d.Str(), d.Str()
-			if d.Bool() {
-				r := d.Bool()
-				x.Retryable = &r
-			}
-			x.HTTPError = readApiError(d)
+	h.Entries = readSlice(d, func(d *decoder) ExecEntry {
+		x := ExecEntry{ActionID: d.Str(), Status: d.Str(), Error: d.Str()}
+		if d.Bool() {
+			r := d.Bool()
+			x.Retryable = &r
 		}
-	}
+		x.HTTPError = readApiError(d)
+		return x
+	})
 	if d.Bool() {
 		f := &FaucetAnswer{}
-		if n, isNil := d.Len(); !isNil {
-			f.Sent = make([]FaucetSent, n)
-			for i := range f.Sent {
-				f.Sent[i] = FaucetSent{Symbol: d.Str(), DisplaySymbol: d.Str(), Amount: money.ReadDecimal(d)}
-			}
-		}
-		if n, isNil := d.Len(); !isNil {
-			f.Skipped = make([]FaucetSkipped, n)
-			for i := range f.Skipped {
-				f.Skipped[i] = FaucetSkipped{Symbol: d.Str(), Reason: d.Str()}
-			}
-		}
+		f.Sent = readSlice(d, func(d *decoder) FaucetSent {
+			return FaucetSent{Symbol: d.Str(), DisplaySymbol: d.Str(), Amount: money.ReadDecimal(d)}
+		})
+		f.Skipped = readSlice(d, func(d *decoder) FaucetSkipped { return FaucetSkipped{Symbol: d.Str(), Reason: d.Str()} })
 		f.RetryAfterSeconds = d.Int()
 		h.Faucet = f
 	}
@@ -655,25 +611,18 @@ func readLedgerCall(d *decoder) LedgerCall {
 }
 
 func writeLegs(e *encoder, ls []Leg) {
-	e.Len(len(ls), ls == nil)
-	for _, l := range ls {
+	writeSlice(e, ls, func(e *encoder, l *Leg) {
 		e.Str(l.Sender)
 		e.Str(l.Receiver)
 		e.Str(l.Instrument)
 		l.Amount.Encode(e)
-	}
+	})
 }
 
 func readLegs(d *decoder) []Leg {
-	n, isNil := d.Len()
-	if isNil {
-		return nil
-	}
-	out := make([]Leg, n)
-	for i := range out {
-		out[i] = Leg{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
-	}
-	return out
+	return readSlice(d, func(d *decoder) Leg {
+		return Leg{Sender: d.Str(), Receiver: d.Str(), Instrument: d.Str(), Amount: money.ReadDecimal(d)}
+	})
 }
 
 // command writes a ledger command as a presence bit per kind, then the kinds present.

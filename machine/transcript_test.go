@@ -68,12 +68,19 @@ func (tr *transcript) feedAs(in Input, as string) Reply {
 		tr.as[seq] = as
 	}
 	tr.applyPrint(seq, in.Kind(), in)
+	tr.answerQueued()
+	return h.replies[seq]
+}
+
+// answerQueued answers, in auto mode, every queued ledger call and those the answers lead
+// to, printing each.
+func (tr *transcript) answerQueued() {
+	h := tr.h
 	for h.auto && len(h.queued) > 0 {
 		c := h.queued[0]
 		h.queued = h.queued[1:]
 		tr.answer(c, h.ledger.answer(c, h.now))
 	}
-	return h.replies[seq]
 }
 
 func (tr *transcript) applyPrint(seq uint64, label string, in Input) {
@@ -429,11 +436,7 @@ func (tr *transcript) ledgerAnswerOne(td *datadriven.TestData) {
 		default:
 			tr.answer(c, h.ledger.answer(c, h.now))
 		}
-		for h.auto && len(h.queued) > 0 {
-			c := h.queued[0]
-			h.queued = h.queued[1:]
-			tr.answer(c, h.ledger.answer(c, h.now))
-		}
+		tr.answerQueued()
 		return
 	}
 	var queued []string

@@ -174,16 +174,22 @@ func (a *actor) uniform(lo, hi time.Duration) time.Duration {
 
 // send issues a command; cb gets the reply or lostConnection.
 func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
-	s := a.s
+	a.issue(cb, func(r *request) {
+		seq := a.s.input(in)
+		a.s.waiting[seq] = r
+	})
+}
+
+// issue puts a request in flight with cb for its answer: after the network's latency it
+// arrives, unless a crash failed it on the way.
+func (a *actor) issue(cb func(machine.Reply), arrive func(r *request)) {
 	a.nextReq++
 	r := &request{a: a, seq: a.nextReq, cb: cb}
 	a.inflight[r] = true
-	s.after(s.netLatency(), func() {
-		if r.dead {
-			return
+	a.s.after(a.s.netLatency(), func() {
+		if !r.dead {
+			arrive(r)
 		}
-		seq := s.input(in)
-		s.waiting[seq] = r
 	})
 }
 
@@ -191,13 +197,7 @@ func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
 // input it may reflect to be durable.
 func (a *actor) read(keyHash string, q machine.Query, cb func(machine.Reply)) {
 	s := a.s
-	a.nextReq++
-	r := &request{a: a, seq: a.nextReq, cb: cb}
-	a.inflight[r] = true
-	s.after(s.netLatency(), func() {
-		if r.dead {
-			return
-		}
+	a.issue(cb, func(r *request) {
 		party, _ := s.desk.Caller(keyHash)
 		switch q.(type) {
 		case machine.QBalances:

@@ -508,22 +508,15 @@ func (s *Sim) drawAdversaries(rng *rand.Rand) {
 // send issues a hostile command with its expectation: an immediate refusal is judged as it
 // is applied, any other answer when it arrives. then (if any) gets the reply.
 func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply)) {
-	a := h.a
-	s := a.s
-	a.nextReq++
-	r := &request{a: a, seq: a.nextReq, cb: func(rep machine.Reply) {
+	s := h.a.s
+	h.a.issue(func(rep machine.Reply) {
 		if !e.immediate && rep.Status != lostConnection.Status {
-			s.expect(e, rep)
+			s.expect(e, rep) // e as refined on arrival
 		}
 		if then != nil {
 			then(rep)
 		}
-	}}
-	a.inflight[r] = true
-	s.after(s.netLatency(), func() {
-		if r.dead {
-			return
-		}
+	}, func(r *request) {
 		if e.refine != nil {
 			e = e.refine(e)
 		}
@@ -638,53 +631,51 @@ func (s *Sim) hostileNow(a *actor) *hostile {
 
 func (h *hostile) foreignQuoteDelete() bool {
 	a := h.a
-	x, ok := a.s.pool.quotes.pick(a.rng, func(x *seen) bool { return x.owner != a.hint })
-	if !ok {
-		return false
-	}
-	w, why := h.maybeForgotten(x, one(403, ""))
-	h.send(machine.DeleteQuote{Req: h.req(), QuoteID: x.id}, &expectation{class: covAdvForeignQuoteDelete,
-		what: fmt.Sprintf("DELETE /maker/quotes/%s by %s of maker %s's quote", x.id, a.party, x.owner),
-		want: w, why: why, immediate: true}, nil)
-	return true
+	return h.forbidden(&a.s.pool.quotes, func(x *seen) bool { return x.owner != a.hint }, covAdvForeignQuoteDelete,
+		func(x seen) (machine.Input, string) {
+			return machine.DeleteQuote{Req: h.req(), QuoteID: x.id},
+				fmt.Sprintf("DELETE /maker/quotes/%s by %s of maker %s's quote", x.id, a.party, x.owner)
+		})
 }
 
 func (h *hostile) foreignQuoteAccept() bool {
 	a := h.a
-	x, ok := a.s.pool.quotes.pick(a.rng, func(x *seen) bool { return x.anchor && x.taker != "" && x.taker != a.party })
-	if !ok {
-		return false
-	}
-	w, why := h.maybeForgotten(x, one(403, ""))
-	h.send(machine.AcceptQuote{Req: h.req(), QuoteID: x.id}, &expectation{class: covAdvForeignQuoteAccept,
-		what: fmt.Sprintf("POST /quote/%s/accept by %s, a quote on taker %s's RFQ %s", x.id, a.party, x.taker, x.rfq),
-		want: w, why: why, immediate: true}, nil)
-	return true
+	return h.forbidden(&a.s.pool.quotes, func(x *seen) bool { return x.anchor && x.taker != "" && x.taker != a.party }, covAdvForeignQuoteAccept,
+		func(x seen) (machine.Input, string) {
+			return machine.AcceptQuote{Req: h.req(), QuoteID: x.id},
+				fmt.Sprintf("POST /quote/%s/accept by %s, a quote on taker %s's RFQ %s", x.id, a.party, x.taker, x.rfq)
+		})
 }
 
 func (h *hostile) foreignRFQCancel() bool {
 	a := h.a
-	x, ok := a.s.pool.rfqs.pick(a.rng, func(x *seen) bool { return x.owner != a.hint })
-	if !ok {
-		return false
-	}
-	w, why := h.maybeForgotten(x, one(403, ""))
-	h.send(machine.CancelRFQ{Req: h.req(), RFQID: x.id}, &expectation{class: covAdvForeignRFQCancel,
-		what: fmt.Sprintf("DELETE /rfq/%s by %s of taker %s's RFQ", x.id, a.party, x.owner),
-		want: w, why: why, immediate: true}, nil)
-	return true
+	return h.forbidden(&a.s.pool.rfqs, func(x *seen) bool { return x.owner != a.hint }, covAdvForeignRFQCancel,
+		func(x seen) (machine.Input, string) {
+			return machine.CancelRFQ{Req: h.req(), RFQID: x.id},
+				fmt.Sprintf("DELETE /rfq/%s by %s of taker %s's RFQ", x.id, a.party, x.owner)
+		})
 }
 
 func (h *hostile) uninvitedQuote() bool {
 	a := h.a
-	x, ok := a.s.pool.rfqs.pick(a.rng, func(x *seen) bool { return !slices.Contains(x.invite, a.hint) })
+	return h.forbidden(&a.s.pool.rfqs, func(x *seen) bool { return !slices.Contains(x.invite, a.hint) }, covAdvUninvitedQuote,
+		func(x seen) (machine.Input, string) {
+			return machine.SubmitQuote{Req: h.req(), RFQID: x.id, Price: money.FromInt(1)},
+				fmt.Sprintf("POST /maker/quotes by %s on RFQ %s, which invites %v", a.party, x.id, x.invite)
+		})
+}
+
+// forbidden picks an object of the pool that keep says is not the actor's to touch and
+// sends the command call makes of it, which the desk must refuse at once with 403 (or
+// 404, once the object may have been forgotten). It reports whether there was one.
+func (h *hostile) forbidden(pool *ring, keep func(*seen) bool, class string, call func(x seen) (machine.Input, string)) bool {
+	x, ok := pool.pick(h.a.rng, keep)
 	if !ok {
 		return false
 	}
 	w, why := h.maybeForgotten(x, one(403, ""))
-	h.send(machine.SubmitQuote{Req: h.req(), RFQID: x.id, Price: money.FromInt(1)}, &expectation{class: covAdvUninvitedQuote,
-		what: fmt.Sprintf("POST /maker/quotes by %s on RFQ %s, which invites %v", a.party, x.id, x.invite),
-		want: w, why: why, immediate: true}, nil)
+	in, what := call(x)
+	h.send(in, &expectation{class: class, what: what, want: w, why: why, immediate: true}, nil)
 	return true
 }
 

@@ -12,12 +12,7 @@ import (
 // attack classes are reached) and the run stays clean, since the desk answers each as the
 // contract says and changes nothing on a refusal.
 func TestWorldAttacks(t *testing.T) {
-	k := DefaultKnobs()
-	k.Seed, k.Faults, k.Makers, k.Takers, k.CrashRate = 9, "none", 2, 2, 0
-	w, err := NewWorld(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := quietWorld(t, 9, 2, 2)
 	w.AutoSign(true)
 	onboard(w)
 	takers := []int{w.Actors() - 3, w.Actors() - 2}
@@ -99,12 +94,7 @@ func replyOf(status int, code string) machine.Reply {
 // spends its challenge and nothing else.
 func TestRefusalMustChangeNothing(t *testing.T) {
 	for _, probes := range []int{0, 1000} { // the full digest, then the fingerprint
-		k := DefaultKnobs()
-		k.Seed, k.Faults, k.Makers, k.Takers, k.CrashRate = 3, "none", 1, 0, 0
-		w, err := NewWorld(k)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := quietWorld(t, 3, 1, 0)
 		onboard(w)
 		s := w.s
 		a := s.actors[0]

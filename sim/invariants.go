@@ -843,26 +843,31 @@ func (s *Sim) finalChecks() {
 			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(d.Quotes)) {
-		q := d.Quotes[id]
-		switch q.State {
-		case machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling:
-			s.failf(Liveness, "quote %s still %s at the end", id, q.State)
-			return
-		}
+	if id, st, ok := firstIn(d.Quotes, func(q *machine.Quote) machine.State { return q.State },
+		machine.QuoteFunding, machine.QuoteLive, machine.QuoteSettling); ok {
+		s.failf(Liveness, "quote %s still %s at the end", id, st)
+		return
 	}
-	for _, id := range slices.Sorted(maps.Keys(d.Registrations)) {
-		r := d.Registrations[id]
-		switch r.State {
-		case machine.RegOnboarding, machine.RegAwaiting, machine.RegCompleting:
-			s.failf(Liveness, "registration %s still %s at the end", id, r.State)
-			return
-		}
+	if id, st, ok := firstIn(d.Registrations, func(r *machine.Registration) machine.State { return r.State },
+		machine.RegOnboarding, machine.RegAwaiting, machine.RegCompleting); ok {
+		s.failf(Liveness, "registration %s still %s at the end", id, st)
+		return
 	}
 	if len(d.Actions) != 0 || len(d.Held) != 0 || len(d.Pending) != 0 || len(d.Deposits) != 0 || len(d.Withdrawals) != 0 {
 		s.failf(Liveness, "left in flight at the end: %d actions, %d held replies, %d ledger calls, %d deposits, %d withdrawals",
 			len(d.Actions), len(d.Held), len(d.Pending), len(d.Deposits), len(d.Withdrawals))
 	}
+}
+
+// firstIn returns the first entity of m, in id order, whose state is one of states: its id
+// and state.
+func firstIn[V any](m map[string]V, state func(V) machine.State, states ...machine.State) (string, machine.State, bool) {
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if st := state(m[id]); slices.Contains(states, st) {
+			return id, st, true
+		}
+	}
+	return "", "", false
 }
 
 // describeAPIError names a refusal in the contract's terms: its status, code and message.

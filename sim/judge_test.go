@@ -75,6 +75,13 @@ func countingJudges(failRead, failSettle uint64) Judges {
 // that does not exist yet, and replays it with the same judges.
 func failAndReplay(t *testing.T, k Knobs, j Judges) (*Result, *Recheck) {
 	t.Helper()
+	r := mustFail(t, k, j)
+	return r, writeAndReplay(t, r, j)
+}
+
+// mustFail runs k with the judges and fails the test unless the run fails.
+func mustFail(t *testing.T, k Knobs, j Judges) *Result {
+	t.Helper()
 	s, err := NewJudged(k, j)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +90,13 @@ func failAndReplay(t *testing.T, k Knobs, j Judges) (*Result, *Recheck) {
 	if r.Failure == nil {
 		t.Fatalf("seed %d: the run did not fail", k.Seed)
 	}
+	return r
+}
+
+// writeAndReplay writes a run's trace into a directory that does not exist yet and
+// replays it with the judges.
+func writeAndReplay(t *testing.T, r *Result, j Judges) *Recheck {
+	t.Helper()
 	path, err := r.WriteTrace(t.TempDir() + "/not/yet/there")
 	if err != nil {
 		t.Fatalf("write the trace: %v", err)
@@ -96,7 +110,7 @@ func failAndReplay(t *testing.T, k Knobs, j Judges) (*Result, *Recheck) {
 	if err != nil {
 		t.Fatalf("replay %s: %v", path, err)
 	}
-	return r, c
+	return c
 }
 
 // TestJudgeFailureReplays: a judge's objection to an input and to a read fails the run,
@@ -168,19 +182,7 @@ func TestPassingTraceReplaysClean(t *testing.T) {
 			if r.Failure != nil {
 				t.Fatal(r.Failure)
 			}
-			path, err := r.WriteTrace(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			c, err := ReplayTrace(f, tc.judge)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := writeAndReplay(t, r, tc.judge)
 			if !c.Checked || !c.Judged || c.Violation != nil || c.Diverged != "" || c.Reproduced() {
 				t.Fatalf("replay: %+v (violation %v)", c, c.Violation)
 			}
@@ -196,14 +198,7 @@ func TestPassingTraceReplaysClean(t *testing.T) {
 func TestReplayTraceBadInput(t *testing.T) {
 	k := knobs(3, "mild", 0)
 	k.Duration = 20 * time.Second
-	s, err := NewJudged(k, countingJudges(60, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := s.Run()
-	if r.Failure == nil {
-		t.Fatal("the run did not fail")
-	}
+	r := mustFail(t, k, countingJudges(60, 0))
 	path, err := r.WriteTrace(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

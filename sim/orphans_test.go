@@ -10,14 +10,7 @@ import (
 // stepUntil runs a fresh simulation step by step until cond holds (or the busy phase ends).
 func stepUntil(t *testing.T, k Knobs, cond func(s *Sim) bool) *Sim {
 	t.Helper()
-	s, err := New(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range s.actors {
-		a.wakeSoon()
-	}
-	s.scheduleRFQ()
+	s := started(t, k)
 	for s.failure == nil && !s.liveness {
 		e, ok := s.next()
 		if !ok {

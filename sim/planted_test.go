@@ -16,26 +16,47 @@ const plantedSeeds = 20
 //
 //	go test -tags planted ./sim -run TestPlantedBugsAreCaught -v
 func TestPlantedBugsAreCaught(t *testing.T) {
+	eachPlanted(t, PlantedBugs, func(t *testing.T, bug bugEntry) {
+		r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+		if r == nil {
+			t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
+		}
+		t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, r.Knobs.Seed, r.Failure)
+	})
+}
+
+// bugEntry is an entry of PlantedBugs or OrphanBugs.
+type bugEntry = struct{ Name, Where, What string }
+
+// eachPlanted runs test as a subtest for each of the bugs, with that bug switched on.
+func eachPlanted(t *testing.T, bugs []bugEntry, test func(t *testing.T, bug bugEntry)) {
 	defer Plant("")
-	for _, bug := range PlantedBugs {
+	for _, bug := range bugs {
 		t.Run(bug.Name, func(t *testing.T) {
 			Plant(bug.Name)
 			defer Plant("")
-			for seed := uint64(1); seed <= plantedSeeds; seed++ {
-				k := knobs(seed, "mild", 0.01)
-				k.Duration = time.Minute
-				s, err := New(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r := s.Run(); r.Failure != nil {
-					t.Logf("%s (%s) caught with seed %d: %v", bug.Name, bug.Where, seed, r.Failure)
-					return
-				}
-			}
-			t.Fatalf("planted bug %s (%s) not caught within %d seeds", bug.Name, bug.What, plantedSeeds)
+			test(t, bug)
 		})
 	}
+}
+
+// firstFailing runs seeds 1 to seeds of a short simulation with the given faults, crash
+// rate and duration, and returns the first run whose failure match accepts (any failure
+// when match is nil), or nil when none of them failed so.
+func firstFailing(t *testing.T, seeds uint64, faults string, crash float64, d time.Duration, match func(*Failure) bool) *Result {
+	t.Helper()
+	for seed := uint64(1); seed <= seeds; seed++ {
+		k := knobs(seed, faults, crash)
+		k.Duration = d
+		s, err := New(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := s.Run(); r.Failure != nil && (match == nil || match(r.Failure)) {
+			return r
+		}
+	}
+	return nil
 }
 
 // notReplayable are the planted bugs whose violation a trace cannot replay to (none:
@@ -51,38 +72,23 @@ var foundByRead = map[string]bool{"mine-shows-funding": true}
 //
 //	go test -tags planted ./sim -run TestPlantedBugTracesReproduce -v
 func TestPlantedBugTracesReproduce(t *testing.T) {
-	defer Plant("")
+	var replayable []bugEntry
 	for _, bug := range PlantedBugs {
-		if notReplayable[bug.Name] {
-			continue
+		if !notReplayable[bug.Name] {
+			replayable = append(replayable, bug)
 		}
-		t.Run(bug.Name, func(t *testing.T) {
-			Plant(bug.Name)
-			defer Plant("")
-			for seed := uint64(1); seed <= plantedSeeds; seed++ {
-				k := knobs(seed, "mild", 0.01)
-				k.Duration = time.Minute
-				s, err := New(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := s.Run()
-				if r.Failure == nil {
-					continue
-				}
-				c := replayWritten(t, r)
-				if !c.Reproduced() {
-					t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", seed, r.Failure.Message, c, c.Violation)
-				}
-				if foundByRead[bug.Name] && c.Reads != 1 {
-					t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", seed, bug.Name, c.Reads)
-				}
-				t.Logf("seed %d reproduced after %d inputs: %s", seed, c.Inputs, c.Violation.Message)
-				return
-			}
-			t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
-		})
 	}
+	eachPlanted(t, replayable, func(t *testing.T, bug bugEntry) {
+		r := firstFailing(t, plantedSeeds, "mild", 0.01, time.Minute, nil)
+		if r == nil {
+			t.Fatalf("planted bug %s not caught within %d seeds", bug.Name, plantedSeeds)
+		}
+		c := mustReproduce(t, r)
+		if foundByRead[bug.Name] && c.Reads != 1 {
+			t.Fatalf("seed %d: a read found %s but the replay re-read %d reads", r.Knobs.Seed, bug.Name, c.Reads)
+		}
+		t.Logf("seed %d reproduced after %d inputs: %s", r.Knobs.Seed, c.Inputs, c.Violation.Message)
+	})
 }
 
 // TestPlantedCrashRecoveryTraceReproduces: lost-commit's failures found by checking a
@@ -97,24 +103,15 @@ func TestPlantedCrashRecoveryTraceReproduces(t *testing.T) {
 	for _, want := range []string{"but the recovered journal ends at", "does not work after recovery"} {
 		var found *Result
 		for _, faults := range []string{"none", "mild"} {
-			for seed := uint64(1); seed <= seeds && found == nil; seed++ {
-				k := knobs(seed, faults, 0.01)
-				k.Duration = time.Minute
-				s, err := New(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := s.Run()
-				if r.Failure != nil && r.Failure.Class == CrashRecovery && strings.Contains(r.Failure.Message, want) {
-					found = r
-				}
+			if found == nil {
+				found = firstFailing(t, seeds, faults, 0.01, time.Minute, func(f *Failure) bool {
+					return f.Class == CrashRecovery && strings.Contains(f.Message, want)
+				})
 			}
 		}
 		if found == nil {
 			t.Fatalf("no seed in 1..%d, with no faults or mild ones, fails with a crash-recovery failure %q", seeds, want)
 		}
-		if c := replayWritten(t, found); !c.Reproduced() {
-			t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", found.Knobs.Seed, found.Failure.Message, c, c.Violation)
-		}
+		mustReproduce(t, found)
 	}
 }

@@ -84,6 +84,18 @@ func TestStateMachineDesk(t *testing.T) {
 	})
 }
 
+// quietWorld is a World of the seed with makers and takers, no faults and no crashes.
+func quietWorld(t *testing.T, seed uint64, makers, takers int) *World {
+	t.Helper()
+	k := DefaultKnobs()
+	k.Seed, k.Faults, k.Makers, k.Takers, k.CrashRate = seed, "none", makers, takers, 0
+	w, err := NewWorld(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // onboard registers every actor, funds it and opens its stream, advancing time until done.
 func onboard(w *World) {
 	for i := range w.Actors() {
@@ -105,12 +117,7 @@ func onboard(w *World) {
 // trades to settlement and ends clean, and the same script gives the same digests.
 func TestWorldStepsLikeARun(t *testing.T) {
 	script := func() (*World, string) {
-		k := DefaultKnobs()
-		k.Seed, k.Faults, k.Makers, k.Takers, k.CrashRate = 4, "none", 2, 1, 0
-		w, err := NewWorld(k)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := quietWorld(t, 4, 2, 1)
 		onboard(w)
 		taker := w.Actors() - 2 // the registered taker; the house taker is last
 		for round := range 6 {

@@ -2,27 +2,22 @@
 
 package sim
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
 // replayWritten writes a failed run's trace into a directory that does not exist yet and
 // replays it with the standard judges.
 func replayWritten(t *testing.T, r *Result) *Recheck {
 	t.Helper()
-	path, err := r.WriteTrace(t.TempDir() + "/not/yet/there")
-	if err != nil {
-		t.Fatalf("write the trace: %v", err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c, err := ReplayTrace(f, StandardJudges())
-	if err != nil {
-		t.Fatalf("replay %s: %v", path, err)
+	return writeAndReplay(t, r, StandardJudges())
+}
+
+// mustReproduce is replayWritten that fails the test unless the trace replays to the
+// run's violation with the same message.
+func mustReproduce(t *testing.T, r *Result) *Recheck {
+	t.Helper()
+	c := replayWritten(t, r)
+	if !c.Reproduced() {
+		t.Fatalf("seed %d: the trace does not replay to %q: %+v (violation %v)", r.Knobs.Seed, r.Failure.Message, c, c.Violation)
 	}
 	return c
 }

@@ -281,10 +281,7 @@ func (s *Sim) OnBusyEnd(f func()) { s.busyEnd = f }
 // Run runs the busy phase, then the liveness phase, checking the invariants after every
 // step, and returns the outcome.
 func (s *Sim) Run() *Result {
-	for _, a := range s.actors {
-		a.wakeSoon()
-	}
-	s.scheduleRFQ()
+	s.start()
 	end := Start.Add(s.k.Duration)
 	s.at(end, s.beginLiveness)
 	horizon := end.Add(LivenessHorizon)
@@ -311,6 +308,14 @@ func (s *Sim) Run() *Result {
 		}
 	}
 	return s.result()
+}
+
+// start sets the run going: every actor's first wake-up and the first scheduled RFQ.
+func (s *Sim) start() {
+	for _, a := range s.actors {
+		a.wakeSoon()
+	}
+	s.scheduleRFQ()
 }
 
 // afterStep runs the invariants the step may have broken, then maybe crashes the desk.
@@ -507,15 +512,19 @@ func (s *Sim) armTick(t time.Time) {
 }
 
 // armDeskSync schedules the next group commit of the desk journal.
-func (s *Sim) armDeskSync() {
-	if s.deskSyncArmed {
+func (s *Sim) armDeskSync() { s.armSync(&s.deskSyncArmed, s.syncDesk) }
+
+// armSync schedules a journal's next group commit, sync, unless *armed says one is
+// scheduled already; a crash in between (a new epoch) cancels it.
+func (s *Sim) armSync(armed *bool, sync func()) {
+	if *armed {
 		return
 	}
-	s.deskSyncArmed = true
+	*armed = true
 	e := s.epoch
 	s.after(s.jitter(s.mix.SyncEvery), func() {
 		if e == s.epoch {
-			s.syncDesk()
+			sync()
 		}
 	})
 }
@@ -727,18 +736,7 @@ func (s *Sim) recordLedger(in ledgersim.Input) {
 }
 
 // armLedgerSync schedules the next group commit of the ledger journal.
-func (s *Sim) armLedgerSync() {
-	if s.ledgerSyncArmed {
-		return
-	}
-	s.ledgerSyncArmed = true
-	e := s.epoch
-	s.after(s.jitter(s.mix.SyncEvery), func() {
-		if e == s.epoch {
-			s.syncLedger()
-		}
-	})
-}
+func (s *Sim) armLedgerSync() { s.armSync(&s.ledgerSyncArmed, s.syncLedger) }
 
 // syncLedger makes the ledger journal durable and lets the results that waited go.
 func (s *Sim) syncLedger() {

@@ -20,6 +20,18 @@ func run(t *testing.T, k Knobs) *Result {
 	return r
 }
 
+// started makes a simulation of k and sets it going without running it, for a test that
+// steps it itself.
+func started(t *testing.T, k Knobs) *Sim {
+	t.Helper()
+	s, err := New(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	return s
+}
+
 func knobs(seed uint64, faults string, crash float64) Knobs {
 	k := DefaultKnobs()
 	k.Seed, k.Faults, k.CrashRate, k.Duration = seed, faults, crash, 90*time.Second
@@ -86,14 +98,7 @@ func step(t *testing.T, s *Sim, until time.Time) {
 func TestRecoveryRestoresDurableState(t *testing.T) {
 	k := knobs(3, "mild", 0)
 	k.SnapshotEvery = 200
-	s, err := New(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range s.actors {
-		a.wakeSoon()
-	}
-	s.scheduleRFQ()
+	s := started(t, k)
 	for i := 1; i <= 4; i++ {
 		step(t, s, Start.Add(time.Duration(i)*30*time.Second))
 		s.syncDesk()

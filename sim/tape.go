@@ -156,37 +156,56 @@ type queryJSON struct {
 	Fields json.RawMessage `json:"fields,omitempty"`
 }
 
+// queryCodec is one kind of query as a trace holds it: its name there (the GET endpoint
+// it stands for), how to tell a query of the kind, and how to read its fields back.
+type queryCodec struct {
+	kind   string
+	is     func(machine.Query) bool
+	decode func(fields json.RawMessage) (machine.Query, error)
+}
+
+// queryOf is the queryCodec of the query type T, named kind.
+func queryOf[T machine.Query](kind string) queryCodec {
+	return queryCodec{
+		kind: kind,
+		is:   func(q machine.Query) bool { _, ok := q.(T); return ok },
+		decode: func(fields json.RawMessage) (machine.Query, error) {
+			var q T
+			if len(fields) == 0 {
+				return q, nil
+			}
+			if err := json.Unmarshal(fields, &q); err != nil {
+				return nil, fmt.Errorf("decode the %s query: %w", kind, err)
+			}
+			return q, nil
+		},
+	}
+}
+
+// queryCodecs are the kinds of query a trace holds.
+var queryCodecs = []queryCodec{
+	queryOf[machine.QInstruments]("instruments"),
+	queryOf[machine.QMakerStatus]("maker.status"),
+	queryOf[machine.QDesk]("desk"),
+	queryOf[machine.QConfig]("config"),
+	queryOf[machine.QRfqMine]("rfq.mine"),
+	queryOf[machine.QRfqIncoming]("rfq.incoming"),
+	queryOf[machine.QRfqHistory]("rfq.history"),
+	queryOf[machine.QTrades]("trades"),
+	queryOf[machine.QMakerTrades]("maker.trades"),
+	queryOf[machine.QTxPending]("tx.pending"),
+	queryOf[machine.QFaucetInfo]("faucet.info"),
+	queryOf[machine.QReferencePrice]("reference-price"),
+	queryOf[machine.QBalances]("balances"),
+	queryOf[machine.QIncoming]("incoming"),
+}
+
 // queryKind names a query as the trace does (the GET endpoint it stands for).
 func queryKind(q machine.Query) string {
-	switch q.(type) {
-	case machine.QInstruments:
-		return "instruments"
-	case machine.QMakerStatus:
-		return "maker.status"
-	case machine.QDesk:
-		return "desk"
-	case machine.QConfig:
-		return "config"
-	case machine.QRfqMine:
-		return "rfq.mine"
-	case machine.QRfqIncoming:
-		return "rfq.incoming"
-	case machine.QRfqHistory:
-		return "rfq.history"
-	case machine.QTrades:
-		return "trades"
-	case machine.QMakerTrades:
-		return "maker.trades"
-	case machine.QTxPending:
-		return "tx.pending"
-	case machine.QFaucetInfo:
-		return "faucet.info"
-	case machine.QReferencePrice:
-		return "reference-price"
-	case machine.QBalances:
-		return "balances"
-	case machine.QIncoming:
-		return "incoming"
+	for _, c := range queryCodecs {
+		if c.is(q) {
+			return c.kind
+		}
 	}
 	return fmt.Sprintf("%T", q)
 }
@@ -206,56 +225,10 @@ func decodeQuery(b json.RawMessage) (machine.Query, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("decode a query: %w", err)
 	}
-	fill := func(p any) error {
-		if len(j.Fields) == 0 {
-			return nil
+	for _, c := range queryCodecs {
+		if c.kind == j.Kind {
+			return c.decode(j.Fields)
 		}
-		if err := json.Unmarshal(j.Fields, p); err != nil {
-			return fmt.Errorf("decode the %s query: %w", j.Kind, err)
-		}
-		return nil
-	}
-	switch j.Kind {
-	case "instruments":
-		return machine.QInstruments{}, nil
-	case "maker.status":
-		return machine.QMakerStatus{}, nil
-	case "desk":
-		return machine.QDesk{}, nil
-	case "config":
-		return machine.QConfig{}, nil
-	case "rfq.mine":
-		return machine.QRfqMine{}, nil
-	case "rfq.incoming":
-		return machine.QRfqIncoming{}, nil
-	case "tx.pending":
-		return machine.QTxPending{}, nil
-	case "faucet.info":
-		return machine.QFaucetInfo{}, nil
-	case "rfq.history":
-		var q machine.QRfqHistory
-		err := fill(&q)
-		return q, err
-	case "trades":
-		var q machine.QTrades
-		err := fill(&q)
-		return q, err
-	case "maker.trades":
-		var q machine.QMakerTrades
-		err := fill(&q)
-		return q, err
-	case "reference-price":
-		var q machine.QReferencePrice
-		err := fill(&q)
-		return q, err
-	case "balances":
-		var q machine.QBalances
-		err := fill(&q)
-		return q, err
-	case "incoming":
-		var q machine.QIncoming
-		err := fill(&q)
-		return q, err
 	}
 	return nil, fmt.Errorf("unknown query kind %q", j.Kind)
 }

@@ -362,64 +362,29 @@ func invited(r *RFQ, party string) bool {
 
 // ---- payload helpers (value or pointer forms) ----
 
-func asRfq(v any) (machine.RfqDTO, bool) {
+// payload reads an event payload or a reply body of type T, given as a value or as a
+// non-nil pointer.
+func payload[T any](v any) (T, bool) {
 	switch x := v.(type) {
-	case machine.RfqDTO:
+	case T:
 		return x, true
-	case *machine.RfqDTO:
+	case *T:
 		if x != nil {
 			return *x, true
 		}
 	}
-	return machine.RfqDTO{}, false
+	var zero T
+	return zero, false
 }
 
-func asQuote(v any) (machine.QuoteDTO, bool) {
-	switch x := v.(type) {
-	case machine.QuoteDTO:
-		return x, true
-	case *machine.QuoteDTO:
-		if x != nil {
-			return *x, true
-		}
-	}
-	return machine.QuoteDTO{}, false
-}
-
-func asTrade(v any) (machine.TradeDTO, bool) {
-	switch x := v.(type) {
-	case machine.TradeDTO:
-		return x, true
-	case *machine.TradeDTO:
-		if x != nil {
-			return *x, true
-		}
-	}
-	return machine.TradeDTO{}, false
-}
-
-func asAction(v any) (machine.SignActionDTO, bool) {
-	switch x := v.(type) {
-	case machine.SignActionDTO:
-		return x, true
-	case *machine.SignActionDTO:
-		if x != nil {
-			return *x, true
-		}
-	}
-	return machine.SignActionDTO{}, false
-}
+func asRfq(v any) (machine.RfqDTO, bool)           { return payload[machine.RfqDTO](v) }
+func asQuote(v any) (machine.QuoteDTO, bool)       { return payload[machine.QuoteDTO](v) }
+func asTrade(v any) (machine.TradeDTO, bool)       { return payload[machine.TradeDTO](v) }
+func asAction(v any) (machine.SignActionDTO, bool) { return payload[machine.SignActionDTO](v) }
 
 func asActions(v any) ([]machine.SignActionDTO, bool) {
-	switch x := v.(type) {
-	case machine.ActionsDTO:
-		return x.Actions, true
-	case *machine.ActionsDTO:
-		if x != nil {
-			return x.Actions, true
-		}
-	}
-	return nil, false
+	x, ok := payload[machine.ActionsDTO](v)
+	return x.Actions, ok
 }
 
 // put sets a key of a map the step allocates on first use (most inputs touch none).
