@@ -22,20 +22,11 @@ const closedRFQs = 100_000
 // templates runs a real desk on dir through one settled lifecycle and one RFQ cancelled
 // with a quote on it, closes it, and returns the replayed desk and the taker.
 func templates(b *testing.B, dir string) (*machine.Desk, drive.Party) {
-	s := newSettledSink()
 	opts := options(dir, nil)
-	opts.Sink, opts.CheckpointEvery = s, 0
-	n, err := node.Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := drive.Driver{T: b, Desk: n.Loop}
-	m, tk := d.Register("Maker"), d.Register("Taker")
-	d.Fund(m, 2)
-	d.Fund(tk, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
-		b.Fatal(err)
-	}
+	opts.CheckpointEvery = 0
+	n, s, d := openSettling(b, opts)
+	pair := d.Pairs(1, n.Loop)[0]
+	m, tk := pair[0], pair[1]
 	if err := lifecycle(n, s, m, tk, machine.Sell); err != nil {
 		b.Fatal(err)
 	}

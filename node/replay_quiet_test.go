@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
@@ -19,20 +18,9 @@ import (
 // and without a step callback, and both replays must end in the same state.
 func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	s := newSettledSink()
-	opts := options(dir, nil)
-	opts.Sink = s
-	n, err := node.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := drive.Driver{T: t, Desk: n.Loop}
-	m, tk := d.Register("maker q"), d.Register("taker q")
-	d.Fund(m, 2)
-	d.Fund(tk, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
-		t.Fatal(err)
-	}
+	n, s, d := openSettling(t, options(dir, nil))
+	pair := d.Pairs(1, n.Loop)[0]
+	m, tk := pair[0], pair[1]
 	for i := range 4 {
 		dir := machine.Sell
 		if i%2 == 1 {
