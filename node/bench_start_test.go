@@ -3,13 +3,11 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
@@ -38,21 +36,10 @@ func templates(b *testing.B, dir string) (*machine.Desk, drive.Party) {
 	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	closeWithin(b, n, 30*time.Second)
+	log := deskJournal(b, dir)
 	defer log.Close()
-	desk, _, err := node.ReplayDesk(log, false, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return desk, tk
+	return replayDesk(b, log, false), tk
 }
 
 // fill adds closed RFQs to a desk, cloned from the filled and the cancelled RFQ a real run
@@ -176,10 +163,7 @@ func BenchmarkStartToReady(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	log := deskJournal(b, dir)
 	if err := log.SaveSnapshot(log.LastSeq(), state); err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package node_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
@@ -81,11 +79,7 @@ func recordDesk(b *testing.B, dir string, lifecycles int) {
 	for err := range errs {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
+	closeWithin(b, n, 30*time.Second)
 }
 
 // BenchmarkReplay measures rebuilding a desk from its journal (node.ReplayDesk from
@@ -99,10 +93,7 @@ func BenchmarkReplay(b *testing.B) {
 	lifecycles := benchLifecycles(b)
 	start := time.Now()
 	recordDesk(b, dir, lifecycles)
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	log := deskJournal(b, dir)
 	defer log.Close()
 	inputs := log.LastSeq() - 1
 	b.Logf("journal: %d lifecycles, %d desk inputs, recorded in %s", lifecycles, inputs, time.Since(start).Round(time.Millisecond))

@@ -26,11 +26,7 @@ func open(t *testing.T, dir string, sink *drive.Events) (*node.Node, drive.Drive
 
 func closeNode(t *testing.T, n *node.Node) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, n, 5*time.Second)
 }
 
 // state is what a party sees of the desk, for comparing across a restart.

@@ -1,13 +1,10 @@
 package node_test
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
@@ -30,15 +27,8 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 			t.Fatal(fmt.Errorf("lifecycle %d: %w", i, err))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, n, 30*time.Second)
+	log := deskJournal(t, dir)
 	defer log.Close()
 	// How many checkpoints the desk took depends on how fast its follower answered each
 	// mark (the loop takes no new mark while one is outstanding): about 20 on an idle
