@@ -51,6 +51,12 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"rfq", "create", "-side", "HOLD", "-qty", "1", "-base", "a", "-quote", "b"}, exitUsage},
 		{[]string{"withdraw", "-symbol", "cc"}, exitUsage},
 		{[]string{"deposits", "accept"}, exitUsage},
+		{[]string{"rfq", "cancel"}, exitUsage},
+		{[]string{"quote", "delete", "q1", "q2"}, exitUsage},
+		{[]string{"recover"}, exitUsage}, // DESK_API_KEY is set: recover needs the identity file
+		{[]string{"rfq", "cancel", "r1"}, exitTransport},
+		{[]string{"rfq", "history", "-limit", "5"}, exitTransport},
+		{[]string{"trades", "-maker"}, exitTransport},
 		{[]string{"status", "-nope"}, exitUsage},
 		{[]string{"status"}, exitTransport},
 		{[]string{"balances", "-json"}, exitTransport},
