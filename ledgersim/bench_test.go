@@ -211,17 +211,7 @@ func BenchmarkPrepareExecuteAllocation(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for i := range warmup {
-		run(&ops[i])
-	}
-	lm.on, bl.m.on = true, true
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		run(&ops[warmup+i])
-	}
-	b.StopTimer()
-	report(b, &lm, bl, 1)
+	measure(b, ops, run, &lm, bl, 1)
 }
 
 // BenchmarkSettleTrade runs one SELL trade end to end: four external allocations
@@ -300,6 +290,12 @@ func BenchmarkSettleTrade(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	measure(b, ops, run, &lm, bl, 4)
+}
+
+// measure runs the first warmup ops untimed, then the next b.N timed with the meters on,
+// and reports them, verifies verifications an op.
+func measure[T any](b *testing.B, ops []T, run func(*T), lm *meter, bl *baseline, verifies int) {
 	for i := range warmup {
 		run(&ops[i])
 	}
@@ -310,7 +306,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 		run(&ops[warmup+i])
 	}
 	b.StopTimer()
-	report(b, &lm, bl, 4)
+	report(b, lm, bl, verifies)
 }
 
 // BenchmarkDigest measures Digest, meant to be called after every input.

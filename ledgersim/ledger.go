@@ -116,6 +116,15 @@ func (l *Ledger) tick(now time.Time, changed, replay bool) {
 	}
 }
 
+// commandCall describes a call carrying cmd (nil: of no kind) to the fault plan.
+func commandCall(op, actAs string, cmd Command, commandID string) CallInfo {
+	var kind CommandKind
+	if cmd != nil {
+		kind = cmd.Kind()
+	}
+	return CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind}
+}
+
 // ---- Prepare ----
 
 // Prepare interprets cmd for the external party actAs against the current state, chooses
@@ -123,11 +132,7 @@ func (l *Ledger) tick(now time.Time, changed, replay bool) {
 // category (insufficient funds, unknown contract, wrong party, ...). A command id that
 // already took effect gives ErrAlreadyExecuted carrying the update id.
 func (l *Ledger) Prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
-	var kind CommandKind
-	if cmd != nil {
-		kind = cmd.Kind()
-	}
-	return faulted(l, CallInfo{Op: "prepare", ActAs: actAs, CommandID: commandID, Kind: kind},
+	return faulted(l, commandCall("prepare", actAs, cmd, commandID),
 		func() (Prepared, error) { return l.prepare(actAs, cmd, commandID) })
 }
 
@@ -327,11 +332,7 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 // refused with ErrForbidden (they Prepare and Execute). A command id that already took
 // effect returns its first Update and does nothing more.
 func (l *Ledger) Submit(actAs string, cmd Command, commandID string) (Update, error) {
-	var kind CommandKind
-	if cmd != nil {
-		kind = cmd.Kind()
-	}
-	return faulted(l, CallInfo{Op: "submit", ActAs: actAs, CommandID: commandID, Kind: kind},
+	return faulted(l, commandCall("submit", actAs, cmd, commandID),
 		func() (Update, error) { return l.submit(actAs, cmd, commandID) })
 }
 

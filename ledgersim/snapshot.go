@@ -686,14 +686,8 @@ func (st *state) readContract(r *snapReader) (string, error) {
 			s := st.spendableSet(h.Owner, h.Instrument)
 			s.hs = append(s.hs, entryOf(h))
 		}
-	case ContractTransferInstruction:
-		addTo(st.inbox, c.ti.Receiver, cid)
-		addTo(st.outbox, c.ti.Sender, cid)
-	case ContractAllocation:
-		st.allocsByOwner.add(c.al.Owner, c)
-		st.allocLeg[legKey{c.al.Settlement, c.al.LegID}] = cid
-	case ContractPreapproval:
-		st.preapprovals[c.pa.Receiver] = cid
+	default:
+		st.indexParties(c, cid)
 	}
 	return cid, nil
 }
