@@ -46,11 +46,8 @@ func New(cfg Config) (*Ledger, error) {
 	for _, s := range c.Instruments {
 		in := &Instrument{ID: s.ID, Admin: st.internalByHint[s.Admin], Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
 			Decimals: s.Decimals, Native: s.Native, Listed: true}
-		st.instruments[s.ID] = in
-		st.scratch.intern(s.ID)
-		st.instrumentOrder = append(st.instrumentOrder, s.ID)
+		st.catalog(in)
 		st.supply[s.ID] = money.Zero
-		st.acc.add(instrumentSum(&st.scratch, in))
 	}
 	genesis := &tx{st: st, u: &Update{}}
 	for _, p := range c.Parties {

@@ -474,11 +474,8 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		}
 		in := &Instrument{ID: s.ID, Admin: admin, Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
 			Decimals: s.Decimals, Native: s.Native, Listed: listed}
-		st.instruments[s.ID] = in
-		st.scratch.intern(s.ID)
-		st.instrumentOrder = append(st.instrumentOrder, s.ID)
+		st.catalog(in)
 		st.supply[s.ID] = money.Zero
-		st.acc.add(instrumentSum(&st.scratch, in))
 	}
 	for _, p := range l.cfg.Parties {
 		for _, f := range p.Funding {

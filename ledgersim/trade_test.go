@@ -180,12 +180,19 @@ func TestSettleAllOrNothing(t *testing.T) {
 	}
 }
 
-func TestCancelReleasesAllocation(t *testing.T) {
+// allocating is the start of the allocation tests: an external party maker1 holding 100
+// USDCx, and the send allocation of amount to the operator's settlement s1 on leg.
+func allocating(t *testing.T, leg, amount string) (*env, string, Allocate) {
+	t.Helper()
 	e := newEnv(t, ProfileTestnet)
 	maker := e.external("maker1")
 	e.fund(maker, "USDCx", "100")
 	ref := SettlementRef{Executor: e.op, ID: "s1"}
-	a := Allocate{Settlement: ref, LegID: "maker-quote", Side: SideSend, Instrument: "USDCx", Amount: d("40"), SettleBefore: t0.Add(time.Hour)}
+	return e, maker, Allocate{Settlement: ref, LegID: leg, Side: SideSend, Instrument: "USDCx", Amount: d(amount), SettleBefore: t0.Add(time.Hour)}
+}
+
+func TestCancelReleasesAllocation(t *testing.T) {
+	e, maker, a := allocating(t, "maker-quote", "40")
 	u := e.must(maker, a)
 	e.wantFree(maker, "USDCx", "60")
 	// Same leg again → already exists.
@@ -210,11 +217,7 @@ func TestCancelReleasesAllocation(t *testing.T) {
 }
 
 func TestAllocateErrors(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	maker := e.external("maker1")
-	e.fund(maker, "USDCx", "100")
-	ref := SettlementRef{Executor: e.op, ID: "s1"}
-	base := Allocate{Settlement: ref, LegID: "l", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, maker, base := allocating(t, "l", "10")
 	cases := []struct {
 		name string
 		mod  func(a *Allocate)
