@@ -98,8 +98,8 @@ func (p *allocatePlan) commit(t *tx) {
 }
 
 type releaseAllocationPlan struct {
-	al     *Allocation
-	locked bool // the locked holding is still there
+	unlock
+	al *Allocation
 }
 
 func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
@@ -114,25 +114,13 @@ func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
 		}
 		return nil, newErr(CategoryForbidden, "", "only the executor or the owner cancels allocation %s", cid)
 	}
-	p := &releaseAllocationPlan{al: al}
-	if h := c.st.holding(al.Locked); lockedFor(h, "allocation ", cid) {
-		p.locked = true
-	}
-	return p, nil
+	return &releaseAllocationPlan{unlock: c.unlock(cid, al.Locked, "allocation "), al: al}, nil
 }
-
-func (p *releaseAllocationPlan) inputs() []string {
-	if p.locked {
-		return []string{p.al.CID, p.al.Locked}
-	}
-	return []string{p.al.CID}
-}
-func (p *releaseAllocationPlan) chosen() []string { return nil }
 
 func (p *releaseAllocationPlan) commit(t *tx) {
 	cid := p.al.CID
 	t.archive(cid)
-	if p.locked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
+	if p.stillLocked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
 		t.release(p.al.Locked, "allocation ", cid)
 	}
 }

@@ -19,14 +19,8 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 	if c.actAs == tr.Receiver {
 		return nil, newErr(CategoryInvalid, "", "a transfer to oneself")
 	}
-	if err := c.party(tr.Receiver, "receiver"); err != nil {
-		return nil, err
-	}
-	in, err := c.instrument(tr.Instrument)
+	in, err := c.delivery(tr.Receiver, tr.Instrument, tr.Amount)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkAmount(in, tr.Amount); err != nil {
 		return nil, err
 	}
 	if len(tr.Reason) > maxIDLen {
@@ -127,8 +121,8 @@ func (p *acceptPlan) commit(t *tx) {
 }
 
 type endTransferPlan struct {
-	ti     *TransferInstruction
-	locked bool
+	unlock
+	ti *TransferInstruction
 }
 
 func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
@@ -142,24 +136,12 @@ func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
 	if !bySender && c.actAs != ti.Receiver {
 		return nil, newErr(CategoryForbidden, "", "only the receiver rejects transfer %s", cid)
 	}
-	p := &endTransferPlan{ti: ti}
-	if h := c.st.holding(ti.Locked); lockedFor(h, "transfer ", cid) {
-		p.locked = true
-	}
-	return p, nil
+	return &endTransferPlan{unlock: c.unlock(cid, ti.Locked, "transfer "), ti: ti}, nil
 }
-
-func (p *endTransferPlan) inputs() []string {
-	if p.locked {
-		return []string{p.ti.CID, p.ti.Locked}
-	}
-	return []string{p.ti.CID}
-}
-func (p *endTransferPlan) chosen() []string { return nil }
 
 func (p *endTransferPlan) commit(t *tx) {
 	t.archive(p.ti.CID)
-	if p.locked {
+	if p.stillLocked {
 		t.release(p.ti.Locked, "transfer ", p.ti.CID)
 	}
 }
