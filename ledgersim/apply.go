@@ -177,6 +177,37 @@ func (t *tx) addHolding(b *holdingBlock, cid, owner string, in *Instrument, amou
 	t.add(&b.c, cid)
 }
 
+// spend is the part of a plan that locks an amount of the acting party's holdings (a send
+// allocation, a transfer): the holdings picked to cover it, their sum, and their ids.
+type spend struct {
+	holdings []*Holding
+	sum      money.Decimal
+	cids     []string
+}
+
+// inputs and chosen are the same slice (the prepared transaction keeps it twice and
+// never writes to it).
+func (s *spend) inputs() []string {
+	if s.cids == nil {
+		s.cids = cidsOf(s.holdings)
+	}
+	return s.cids
+}
+
+func (s *spend) chosen() []string { return s.inputs() }
+
+// lock archives the picked holdings of owner and creates the holding lockedCID of amount
+// of in, locked for holder until expires with the lock context, and owner's change.
+func (s *spend) lock(t *tx, lockedCID, owner string, in *Instrument, amount money.Decimal, holder string, expires time.Time, context string) {
+	for _, h := range s.holdings {
+		t.archive(h.CID)
+	}
+	t.createLocked(lockedCID, owner, in, amount, holder, expires, context)
+	if change := s.sum.Sub(amount); change.Sign() > 0 {
+		t.createHolding("", owner, in, change)
+	}
+}
+
 // unlock is the part of a plan that ends a contract which locked a holding (an
 // allocation, a transfer instruction): its inputs are the contract, and the holding while
 // it is still locked for the contract.

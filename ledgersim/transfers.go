@@ -1,14 +1,10 @@
 package ledgersim
 
-import "github.com/deskco/rfqdesk/money"
-
 type transferPlan struct {
-	cmd      Transfer
-	sender   string
-	in       *Instrument
-	holdings []*Holding
-	sum      money.Decimal
-	cids     []string
+	spend
+	cmd    Transfer
+	sender string
+	in     *Instrument
 }
 
 // transfer checks a transfer through the instrument's transfer factory, with the
@@ -49,15 +45,6 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 	return p, nil
 }
 
-// inputs and chosen are the same slice, as for allocatePlan.
-func (p *transferPlan) inputs() []string {
-	if p.cids == nil {
-		p.cids = cidsOf(p.holdings)
-	}
-	return p.cids
-}
-func (p *transferPlan) chosen() []string { return p.inputs() }
-
 func (p *transferPlan) commit(t *tx) {
 	tr := p.cmd
 	cid := t.newCID()
@@ -73,13 +60,7 @@ func (p *transferPlan) commit(t *tx) {
 	b.c = contract{kind: ContractTransferInstruction, ti: ti}
 	t.add(&b.c, cid)
 	t.u.TransferInstruction = cid
-	for _, h := range p.holdings {
-		t.archive(h.CID)
-	}
-	t.createLocked(ti.Locked, p.sender, p.in, tr.Amount, p.in.Admin, tr.ExecuteBefore, "transfer "+cid)
-	if change := p.sum.Sub(tr.Amount); change.Sign() > 0 {
-		t.createHolding("", p.sender, p.in, change)
-	}
+	p.lock(t, ti.Locked, p.sender, p.in, tr.Amount, p.in.Admin, tr.ExecuteBefore, "transfer "+cid)
 }
 
 type acceptPlan struct{ ti *TransferInstruction }
