@@ -56,10 +56,7 @@ func (e *env) allocateAll(tr trade) []string {
 }
 
 func TestSellTradeSettles(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	maker, taker := e.external("maker1"), e.external("taker1")
-	e.fund(maker, "USDCx", "1000")
-	e.fund(taker, "CBTC", "0.5")
+	e, maker, taker := funded(t)
 	tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1234.56789"), 25)
 	// q = 123.456789, fee = 0.3086419725 → taker gets 123.1481470275
 	cids := e.allocateAll(tr)
@@ -159,10 +156,7 @@ func TestSettleAllOrNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, ProfileTestnet)
-			maker, taker := e.external("maker1"), e.external("taker1")
-			e.fund(maker, "USDCx", "1000")
-			e.fund(taker, "CBTC", "0.5")
+			e, maker, taker := funded(t)
 			tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1000"), 30)
 			cids := e.allocateAll(tr)
 			s, actor := tc.f(e, &tr, cids)
@@ -178,6 +172,17 @@ func TestSettleAllOrNothing(t *testing.T) {
 			e.check()
 		})
 	}
+}
+
+// funded is the start of the trade tests: external parties maker1 holding 1000 USDCx and
+// taker1 holding 0.5 CBTC.
+func funded(t *testing.T) (e *env, maker, taker string) {
+	t.Helper()
+	e = newEnv(t, ProfileTestnet)
+	maker, taker = e.external("maker1"), e.external("taker1")
+	e.fund(maker, "USDCx", "1000")
+	e.fund(taker, "CBTC", "0.5")
+	return e, maker, taker
 }
 
 // allocating is the start of the allocation tests: an external party maker1 holding 100
