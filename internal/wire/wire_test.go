@@ -83,6 +83,19 @@ func (o op) write(e *Encoder) {
 	}
 }
 
+// sameSlices fails the test unless got and want are both nil or both not, and equal element
+// by element as same says.
+func sameSlices[E any](t *rapid.T, what string, got, want []E, same func(a, b E) bool) {
+	if (got == nil) != (want == nil) || len(got) != len(want) {
+		t.Fatalf("%s: got %#v, want %#v", what, got, want)
+	}
+	for k := range got {
+		if !same(got[k], want[k]) {
+			t.Fatalf("%s[%d]: got %#v, want %#v", what, k, got[k], want[k])
+		}
+	}
+}
+
 func (o op) check(t *rapid.T, d *Decoder) {
 	var got, want any
 	switch o.kind {
@@ -109,26 +122,10 @@ func (o op) check(t *rapid.T, d *Decoder) {
 		}
 		return
 	case 9:
-		ss := d.Strs()
-		if (ss == nil) != (o.ss == nil) || len(ss) != len(o.ss) {
-			t.Fatalf("Strs: got %q, want %q", ss, o.ss)
-		}
-		for k := range ss {
-			if ss[k] != o.ss[k] {
-				t.Fatalf("Strs[%d]: got %q, want %q", k, ss[k], o.ss[k])
-			}
-		}
+		sameSlices(t, "Strs", d.Strs(), o.ss, func(a, b string) bool { return a == b })
 		return
 	case 10:
-		bb := d.ByteSlices()
-		if (bb == nil) != (o.bb == nil) || len(bb) != len(o.bb) {
-			t.Fatalf("ByteSlices: got %v, want %v", bb, o.bb)
-		}
-		for k := range bb {
-			if (bb[k] == nil) != (o.bb[k] == nil) || !bytes.Equal(bb[k], o.bb[k]) {
-				t.Fatalf("ByteSlices[%d]: got %v, want %v", k, bb[k], o.bb[k])
-			}
-		}
+		sameSlices(t, "ByteSlices", d.ByteSlices(), o.bb, func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) })
 		return
 	case 11:
 		tm := d.Time()
