@@ -146,19 +146,26 @@ func (o op) check(t *rapid.T, d *Decoder) {
 	}
 }
 
+// drawEncoded draws min to max values and encodes them in order; an encoding error fails
+// the test.
+func drawEncoded(t *rapid.T, min, max int) ([]op, []byte) {
+	ops := rapid.SliceOfN(rapid.Custom(genOp), min, max).Draw(t, "ops")
+	var e Encoder
+	for _, o := range ops {
+		o.write(&e)
+	}
+	if e.Err() != nil {
+		t.Fatal(e.Err())
+	}
+	return ops, e.B
+}
+
 // TestRoundTrip: any sequence of values reads back as written, with nothing left over,
 // through both the plain and the bulk decoder.
 func TestRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ops := rapid.SliceOfN(rapid.Custom(genOp), 0, 20).Draw(t, "ops")
-		var e Encoder
-		for _, o := range ops {
-			o.write(&e)
-		}
-		if e.Err() != nil {
-			t.Fatal(e.Err())
-		}
-		for _, d := range []*Decoder{NewDecoder(e.B), NewBulkDecoder(e.B)} {
+		ops, b := drawEncoded(t, 0, 20)
+		for _, d := range []*Decoder{NewDecoder(b), NewBulkDecoder(b)} {
 			for _, o := range ops {
 				o.check(t, d)
 			}
@@ -173,13 +180,9 @@ func TestRoundTrip(t *testing.T) {
 // reads past the input.
 func TestTruncatedNeverPanics(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ops := rapid.SliceOfN(rapid.Custom(genOp), 1, 10).Draw(t, "ops")
-		var e Encoder
-		for _, o := range ops {
-			o.write(&e)
-		}
-		cut := rapid.IntRange(0, len(e.B)-1).Draw(t, "cut")
-		d := NewDecoder(e.B[:cut])
+		ops, b := drawEncoded(t, 1, 10)
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		d := NewDecoder(b[:cut])
 		for _, o := range ops {
 			switch o.kind {
 			case 9:
