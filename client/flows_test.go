@@ -40,6 +40,17 @@ type fakeReg struct {
 	hashes        [][]byte
 }
 
+// newSigner is a fake desk with a client registered on it as "Signer".
+func newSigner(t *testing.T) (*fakeDesk, *httptest.Server, *Client) {
+	t.Helper()
+	d, srv := newFakeDesk(t)
+	c, _ := New(srv.URL)
+	if _, err := c.Register(context.Background(), "Signer"); err != nil {
+		t.Fatal(err)
+	}
+	return d, srv, c
+}
+
 func newFakeDesk(t *testing.T) (*fakeDesk, *httptest.Server) {
 	d := &fakeDesk{t: t, regs: map[string]fakeReg{}, keys: map[string]string{}, pubs: map[string][]byte{},
 		challenges: map[string]string{}, actions: map[string][]byte{}}
@@ -358,12 +369,8 @@ func TestRecoverKeyNeedsIdentity(t *testing.T) {
 }
 
 func TestSignAndExecuteBatches(t *testing.T) {
-	d, srv := newFakeDesk(t)
+	d, _, c := newSigner(t)
 	ctx := context.Background()
-	c, _ := New(srv.URL)
-	if _, err := c.Register(ctx, "Signer"); err != nil {
-		t.Fatal(err)
-	}
 	actions := d.addActions(120)
 	bad := SignAction{ID: "act_bad", Hash: "not base64"}
 	actions = append(actions[:60], append([]SignAction{bad}, actions[60:]...)...)
@@ -408,12 +415,8 @@ func TestSignAndExecuteBatches(t *testing.T) {
 }
 
 func TestSignAndExecuteStopsOnFailedBatch(t *testing.T) {
-	d, srv := newFakeDesk(t)
+	d, srv, c := newSigner(t)
 	ctx := context.Background()
-	c, _ := New(srv.URL)
-	if _, err := c.Register(ctx, "Signer"); err != nil {
-		t.Fatal(err)
-	}
 	d.failBatch = 2
 	results, err := c.SignAndExecute(ctx, d.addActions(120))
 	if Status(err) != 503 || !IsRetryable(err) {

@@ -33,37 +33,25 @@ type segHeader struct {
 }
 
 func (h segHeader) encode() []byte {
-	b := make([]byte, 0, segHeaderSize)
-	b = append(b, segMagic[:]...)
-	b = binary.LittleEndian.AppendUint16(b, h.version)
-	b = binary.LittleEndian.AppendUint16(b, 0)
+	b := segLayout.start(h.version)
 	b = binary.LittleEndian.AppendUint64(b, h.epoch)
 	b = binary.LittleEndian.AppendUint64(b, h.firstSeq)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return seal(b)
 }
 
 // decodeSegHeader decodes and checks a segment header. The version is
 // checked after the checksum, so a newer header is told apart from damage.
 func decodeSegHeader(b []byte) (segHeader, error) {
-	if len(b) < segHeaderSize {
-		return segHeader{}, fmt.Errorf("segment header: %d bytes, want %d", len(b), segHeaderSize)
-	}
-	if [8]byte(b[:8]) != segMagic {
-		return segHeader{}, fmt.Errorf("segment header: bad magic %q", b[:8])
-	}
-	if got, want := binary.LittleEndian.Uint32(b[28:32]), crc32.Checksum(b[:28], castagnoli); got != want {
-		return segHeader{}, fmt.Errorf("segment header: checksum mismatch")
+	if err := segLayout.check(b); err != nil {
+		return segHeader{}, err
 	}
 	h := segHeader{
 		version:  binary.LittleEndian.Uint16(b[8:10]),
 		epoch:    binary.LittleEndian.Uint64(b[12:20]),
 		firstSeq: binary.LittleEndian.Uint64(b[20:28]),
 	}
-	if h.version != FormatVersion {
-		return h, fmt.Errorf("%w: segment version %d, this code reads only version %d", ErrUnsupportedVersion, h.version, FormatVersion)
-	}
-	if flags := binary.LittleEndian.Uint16(b[10:12]); flags != 0 {
-		return h, fmt.Errorf("segment header: unknown flags %#x", flags)
+	if err := segLayout.checkVersion(b); err != nil {
+		return h, err
 	}
 	if h.firstSeq == 0 {
 		return h, fmt.Errorf("segment header: first sequence number 0")
@@ -96,27 +84,18 @@ type snapHeader struct {
 }
 
 func (h snapHeader) encode() []byte {
-	b := make([]byte, 0, snapHeaderSize)
-	b = append(b, snapMagic[:]...)
-	b = binary.LittleEndian.AppendUint16(b, h.version)
-	b = binary.LittleEndian.AppendUint16(b, 0)
+	b := snapLayout.start(h.version)
 	b = binary.LittleEndian.AppendUint32(b, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.seq)
 	b = binary.LittleEndian.AppendUint64(b, h.epoch)
 	b = binary.LittleEndian.AppendUint64(b, h.length)
 	b = binary.LittleEndian.AppendUint32(b, h.dataCRC)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return seal(b)
 }
 
 func decodeSnapHeader(b []byte) (snapHeader, error) {
-	if len(b) < snapHeaderSize {
-		return snapHeader{}, fmt.Errorf("snapshot header: %d bytes, want %d", len(b), snapHeaderSize)
-	}
-	if [8]byte(b[:8]) != snapMagic {
-		return snapHeader{}, fmt.Errorf("snapshot header: bad magic %q", b[:8])
-	}
-	if got, want := binary.LittleEndian.Uint32(b[44:48]), crc32.Checksum(b[:44], castagnoli); got != want {
-		return snapHeader{}, fmt.Errorf("snapshot header: checksum mismatch")
+	if err := snapLayout.check(b); err != nil {
+		return snapHeader{}, err
 	}
 	h := snapHeader{
 		version: binary.LittleEndian.Uint16(b[8:10]),
@@ -125,11 +104,59 @@ func decodeSnapHeader(b []byte) (snapHeader, error) {
 		length:  binary.LittleEndian.Uint64(b[32:40]),
 		dataCRC: binary.LittleEndian.Uint32(b[40:44]),
 	}
-	if h.version != FormatVersion {
-		return h, fmt.Errorf("%w: snapshot version %d, this code reads only version %d", ErrUnsupportedVersion, h.version, FormatVersion)
+	return h, snapLayout.checkVersion(b)
+}
+
+// headerLayout is what the segment and the snapshot header share: size bytes that begin
+// with the magic, the version and the flags (uint16 LE each, flags 0) and end with the
+// crc32c (uint32 LE) of the bytes before it.
+type headerLayout struct {
+	name  string // in errors: "segment", "snapshot"
+	magic [8]byte
+	size  int
+}
+
+var (
+	segLayout  = headerLayout{name: "segment", magic: segMagic, size: segHeaderSize}
+	snapLayout = headerLayout{name: "snapshot", magic: snapMagic, size: snapHeaderSize}
+)
+
+// start begins a header: the magic, version and zero flags.
+func (l headerLayout) start(version uint16) []byte {
+	b := make([]byte, 0, l.size)
+	b = append(b, l.magic[:]...)
+	b = binary.LittleEndian.AppendUint16(b, version)
+	return binary.LittleEndian.AppendUint16(b, 0)
+}
+
+// seal ends a header with the crc32c of b.
+func seal(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// check checks a header's size, magic and checksum.
+func (l headerLayout) check(b []byte) error {
+	if len(b) < l.size {
+		return fmt.Errorf("%s header: %d bytes, want %d", l.name, len(b), l.size)
+	}
+	if [8]byte(b[:8]) != l.magic {
+		return fmt.Errorf("%s header: bad magic %q", l.name, b[:8])
+	}
+	end := l.size - 4
+	if got, want := binary.LittleEndian.Uint32(b[end:l.size]), crc32.Checksum(b[:end], castagnoli); got != want {
+		return fmt.Errorf("%s header: checksum mismatch", l.name)
+	}
+	return nil
+}
+
+// checkVersion checks, after check, that a header is of the version this code reads and
+// has no flags set.
+func (l headerLayout) checkVersion(b []byte) error {
+	if v := binary.LittleEndian.Uint16(b[8:10]); v != FormatVersion {
+		return fmt.Errorf("%w: %s version %d, this code reads only version %d", ErrUnsupportedVersion, l.name, v, FormatVersion)
 	}
 	if flags := binary.LittleEndian.Uint16(b[10:12]); flags != 0 {
-		return h, fmt.Errorf("snapshot header: unknown flags %#x", flags)
+		return fmt.Errorf("%s header: unknown flags %#x", l.name, flags)
 	}
-	return h, nil
+	return nil
 }

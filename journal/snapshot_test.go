@@ -13,6 +13,14 @@ import (
 
 func snapData(seq uint64) []byte { return fmt.Appendf(nil, "state after %d", seq) }
 
+// saveSnapshot saves the snapshot at seq (snapData's) on l; an error fails the test.
+func saveSnapshot(t testing.TB, l Log, seq uint64) {
+	t.Helper()
+	if err := l.SaveSnapshot(seq, snapData(seq)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func wantSnapshot(t *testing.T, l Log, seq uint64) {
 	t.Helper()
 	got, data, ok, err := l.LoadSnapshot()
@@ -31,22 +39,16 @@ func TestSnapshotSaveLoad(t *testing.T) {
 	if err := l.SaveSnapshot(11, nil); err == nil {
 		t.Fatal("SaveSnapshot past the last record succeeded")
 	}
-	if err := l.SaveSnapshot(0, snapData(0)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 0)
 	wantSnapshot(t, l, 0)
-	if err := l.SaveSnapshot(10, snapData(10)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 10)
 	wantSnapshot(t, l, 10)
 	// SaveSnapshot waits for the records it covers to be durable.
 	var last *Pending
 	for i := 11; i <= 200; i++ {
 		last = l.AppendAsync(rec(i))
 	}
-	if err := l.SaveSnapshot(200, snapData(200)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 200)
 	select {
 	case <-last.Done():
 	default:
@@ -107,9 +109,7 @@ func TestSnapshotCrashBeforeRename(t *testing.T) {
 	dir := t.TempDir()
 	l := open(t, dir, noSync)
 	appendN(t, l, 1, 20)
-	if err := l.SaveSnapshot(10, snapData(10)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 10)
 	crash := errors.New("crash")
 	l.beforeSnapshotRename = func() error { return crash }
 	if err := l.SaveSnapshot(20, snapData(20)); !errors.Is(err, crash) {
@@ -148,9 +148,7 @@ func TestSnapshotDamagedFallsBack(t *testing.T) {
 			l := open(t, dir, Options{Sync: SyncNone, Logger: logs.logger()})
 			appendN(t, l, 1, 20)
 			for _, s := range []uint64{5, 10, 15} {
-				if err := l.SaveSnapshot(s, snapData(s)); err != nil {
-					t.Fatal(err)
-				}
+				saveSnapshot(t, l, s)
 			}
 			damage(filepath.Join(dir, snapName(15)))
 			wantSnapshot(t, l, 10)
@@ -179,9 +177,7 @@ func TestPrune(t *testing.T) {
 	l := open(t, dir, opts)
 	appendN(t, l, 1, 200)
 	segsBefore := len(segFiles(t, dir))
-	if err := l.SaveSnapshot(50, snapData(50)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 50)
 	// One snapshot is not enough to prune behind: no fallback would remain.
 	if err := l.Prune(); err != nil {
 		t.Fatal(err)
@@ -189,9 +185,7 @@ func TestPrune(t *testing.T) {
 	if n := len(segFiles(t, dir)); n != segsBefore || l.FirstSeq() != 1 {
 		t.Fatalf("Prune with one snapshot removed segments: %d -> %d", segsBefore, n)
 	}
-	if err := l.SaveSnapshot(150, snapData(150)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 150)
 	if err := l.Prune(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,9 +200,7 @@ func TestPrune(t *testing.T) {
 	wantSnapshot(t, l, 150)
 
 	appendN(t, l, 201, 220)
-	if err := l.SaveSnapshot(210, snapData(210)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, l, 210)
 	if err := l.Prune(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +237,7 @@ func TestSnapshotAheadOfLog(t *testing.T) {
 	a := t.TempDir()
 	la := open(t, a, noSync)
 	appendN(t, la, 1, 30)
-	if err := la.SaveSnapshot(30, snapData(30)); err != nil {
-		t.Fatal(err)
-	}
+	saveSnapshot(t, la, 30)
 	la.Close()
 	b := buildLog(t, 10, noSync)
 	data, _ := os.ReadFile(filepath.Join(a, snapName(30)))

@@ -1,14 +1,10 @@
 package ledgersim
 
-import "github.com/deskco/rfqdesk/money"
-
 type allocatePlan struct {
-	cmd      Allocate
-	owner    string
-	in       *Instrument
-	holdings []*Holding
-	sum      money.Decimal
-	cids     []string
+	spend
+	cmd   Allocate
+	owner string
+	in    *Instrument
 }
 
 func (c *checker) allocate(a Allocate) (plan, error) {
@@ -54,16 +50,6 @@ func (c *checker) allocate(a Allocate) (plan, error) {
 	return p, nil
 }
 
-// inputs and chosen are the same slice (the prepared transaction keeps it twice and
-// never writes to it).
-func (p *allocatePlan) inputs() []string {
-	if p.cids == nil {
-		p.cids = cidsOf(p.holdings)
-	}
-	return p.cids
-}
-func (p *allocatePlan) chosen() []string { return p.inputs() }
-
 // allocationBlock allocates an allocation contract in one piece.
 type allocationBlock struct {
 	c  contract
@@ -87,19 +73,13 @@ func (p *allocatePlan) commit(t *tx) {
 	t.add(&b.c, cid)
 	t.u.Allocation = cid
 	if a.Side == SideSend {
-		for _, h := range p.holdings {
-			t.archive(h.CID)
-		}
-		t.createLocked(al.Locked, p.owner, p.in, a.Amount, a.Settlement.Executor, a.SettleBefore, context)
-		if change := p.sum.Sub(a.Amount); change.Sign() > 0 {
-			t.createHolding("", p.owner, p.in, change)
-		}
+		p.lock(t, al.Locked, p.owner, p.in, a.Amount, a.Settlement.Executor, a.SettleBefore, context)
 	}
 }
 
 type releaseAllocationPlan struct {
-	al     *Allocation
-	locked bool // the locked holding is still there
+	unlock
+	al *Allocation
 }
 
 func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
@@ -114,25 +94,13 @@ func (c *checker) releaseAllocation(cid string, ownerOnly bool) (plan, error) {
 		}
 		return nil, newErr(CategoryForbidden, "", "only the executor or the owner cancels allocation %s", cid)
 	}
-	p := &releaseAllocationPlan{al: al}
-	if h := c.st.holding(al.Locked); lockedFor(h, "allocation ", cid) {
-		p.locked = true
-	}
-	return p, nil
+	return &releaseAllocationPlan{unlock: c.unlock(cid, al.Locked, "allocation "), al: al}, nil
 }
-
-func (p *releaseAllocationPlan) inputs() []string {
-	if p.locked {
-		return []string{p.al.CID, p.al.Locked}
-	}
-	return []string{p.al.CID}
-}
-func (p *releaseAllocationPlan) chosen() []string { return nil }
 
 func (p *releaseAllocationPlan) commit(t *tx) {
 	cid := p.al.CID
 	t.archive(cid)
-	if p.locked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
+	if p.stillLocked && !(plantedBuild && plantedOn("cancel-keeps-lock")) {
 		t.release(p.al.Locked, "allocation ", cid)
 	}
 }

@@ -75,6 +75,19 @@ func (c *checker) party(id, role string) error {
 	return nil
 }
 
+// delivery checks what a movement delivers (a settlement leg, a transfer): a known
+// receiver, a known instrument and an amount it can carry; it returns the instrument.
+func (c *checker) delivery(receiver, instrument string, amount money.Decimal) (*Instrument, error) {
+	if err := c.party(receiver, "receiver"); err != nil {
+		return nil, err
+	}
+	in, err := c.instrument(instrument)
+	if err != nil {
+		return nil, err
+	}
+	return in, checkAmount(in, amount)
+}
+
 // checkAmount validates an amount of an instrument: positive, with at most
 // money.MaxFractionDigits fractional digits whatever the instrument's Decimals (catalog
 // metadata for rendering, SPEC.md; a trade's amounts carry up to 10 digits).
@@ -163,6 +176,60 @@ func (t *tx) addHolding(b *holdingBlock, cid, owner string, in *Instrument, amou
 	b.c = contract{kind: ContractHolding, h: &b.h}
 	t.add(&b.c, cid)
 }
+
+// spend is the part of a plan that locks an amount of the acting party's holdings (a send
+// allocation, a transfer): the holdings picked to cover it, their sum, and their ids.
+type spend struct {
+	holdings []*Holding
+	sum      money.Decimal
+	cids     []string
+}
+
+// inputs and chosen are the same slice (the prepared transaction keeps it twice and
+// never writes to it).
+func (s *spend) inputs() []string {
+	if s.cids == nil {
+		s.cids = cidsOf(s.holdings)
+	}
+	return s.cids
+}
+
+func (s *spend) chosen() []string { return s.inputs() }
+
+// lock archives the picked holdings of owner and creates the holding lockedCID of amount
+// of in, locked for holder until expires with the lock context, and owner's change.
+func (s *spend) lock(t *tx, lockedCID, owner string, in *Instrument, amount money.Decimal, holder string, expires time.Time, context string) {
+	for _, h := range s.holdings {
+		t.archive(h.CID)
+	}
+	t.createLocked(lockedCID, owner, in, amount, holder, expires, context)
+	if change := s.sum.Sub(amount); change.Sign() > 0 {
+		t.createHolding("", owner, in, change)
+	}
+}
+
+// unlock is the part of a plan that ends a contract which locked a holding (an
+// allocation, a transfer instruction): its inputs are the contract, and the holding while
+// it is still locked for the contract.
+type unlock struct {
+	cid, locked string
+	stillLocked bool
+}
+
+// unlock is the unlock of contract cid, which locked the holding locked with the context
+// prefix + cid.
+func (c *checker) unlock(cid, locked, prefix string) unlock {
+	return unlock{cid: cid, locked: locked, stillLocked: lockedFor(c.st.holding(locked), prefix, cid)}
+}
+
+func (u *unlock) inputs() []string {
+	if u.stillLocked {
+		return []string{u.cid, u.locked}
+	}
+	return []string{u.cid}
+}
+
+func (u *unlock) chosen() []string { return nil }
 
 // lockedFor reports whether h is a live holding locked with the context prefix + cid
 // ("allocation <cid>", "transfer <cid>"), without building that string.

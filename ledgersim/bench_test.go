@@ -188,17 +188,7 @@ func BenchmarkPrepareExecuteAllocation(b *testing.B) {
 	run := func(o *op) {
 		e.clk.Advance(opEvery)
 		bl.empty() // two ledger calls, one verification
-		lm.start()
-		p, err := e.l.Prepare(maker, o.send, o.id)
-		lm.stop()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sig := ed25519.Sign(k, p.Hash[:])
-		bl.once(b)
-		lm.start()
-		u, err := e.l.Execute(p.ID, sig)
-		lm.stop()
+		u, err := allocate(b, e, &lm, bl, maker, k, o.send, o.id)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -211,17 +201,7 @@ func BenchmarkPrepareExecuteAllocation(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for i := range warmup {
-		run(&ops[i])
-	}
-	lm.on, bl.m.on = true, true
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		run(&ops[warmup+i])
-	}
-	b.StopTimer()
-	report(b, &lm, bl, 1)
+	measure(b, ops, run, &lm, bl, 1)
 }
 
 // BenchmarkSettleTrade runs one SELL trade end to end: four external allocations
@@ -271,18 +251,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 			var u Update
 			var err error
 			if k, ext := e.keys[a.party]; ext {
-				var p Prepared
-				lm.start()
-				p, err = e.l.Prepare(a.party, a.a, o.ids[j])
-				lm.stop()
-				if err != nil {
-					b.Fatal(err)
-				}
-				sig := ed25519.Sign(k, p.Hash[:])
-				bl.once(b)
-				lm.start()
-				u, err = e.l.Execute(p.ID, sig)
-				lm.stop()
+				u, err = allocate(b, e, &lm, bl, a.party, k, a.a, o.ids[j])
 			} else {
 				lm.start()
 				u, err = e.l.Submit(a.party, a.a, o.ids[j])
@@ -300,6 +269,29 @@ func BenchmarkSettleTrade(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	measure(b, ops, run, &lm, bl, 4)
+}
+
+// allocate prepares the external party's allocation a, signs it with k and executes it,
+// the ledger's two calls timed on lm, and one verification measured on bl beside them.
+func allocate(b *testing.B, e *env, lm *meter, bl *baseline, party string, k ed25519.PrivateKey, a Allocate, id string) (Update, error) {
+	lm.start()
+	p, err := e.l.Prepare(party, a, id)
+	lm.stop()
+	if err != nil {
+		return Update{}, err
+	}
+	sig := ed25519.Sign(k, p.Hash[:])
+	bl.once(b)
+	lm.start()
+	u, err := e.l.Execute(p.ID, sig)
+	lm.stop()
+	return u, err
+}
+
+// measure runs the first warmup ops untimed, then the next b.N timed with the meters on,
+// and reports them, verifies verifications an op.
+func measure[T any](b *testing.B, ops []T, run func(*T), lm *meter, bl *baseline, verifies int) {
 	for i := range warmup {
 		run(&ops[i])
 	}
@@ -310,7 +302,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 		run(&ops[warmup+i])
 	}
 	b.StopTimer()
-	report(b, &lm, bl, 4)
+	report(b, lm, bl, verifies)
 }
 
 // BenchmarkDigest measures Digest, meant to be called after every input.

@@ -204,52 +204,33 @@ func normalizeCommand(c Command) (Command, error) {
 	case nil:
 		return nil, newErr(CategoryInvalid, "", "no command")
 	case *Allocate:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *CancelAllocation:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *WithdrawAllocation:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *Settle:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return v.clone(), nil
+		return deref(v)
 	case *Transfer:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *AcceptTransfer:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *RejectTransfer:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *WithdrawTransfer:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	case *CreatePreapproval:
-		if v == nil {
-			return nil, newErr(CategoryInvalid, "", "nil command")
-		}
-		return *v, nil
+		return deref(v)
 	}
 	return cloneCommand(c), nil
+}
+
+// deref is the ledger's own copy of the command p points to.
+func deref[C Command](p *C) (Command, error) {
+	if p == nil {
+		return nil, newErr(CategoryInvalid, "", "nil command")
+	}
+	return (*p).clone(), nil
 }
 
 // cloneCommand deep-copies a command. A value command inside an interface is already
@@ -283,73 +264,39 @@ func Envelope(c Command) *CommandEnvelope { return envelope(c, true) }
 func envelope(c Command, clone bool) *CommandEnvelope {
 	switch v := c.(type) {
 	case Allocate:
-		b := &struct {
-			e CommandEnvelope
-			c Allocate
-		}{c: v}
-		b.e.Allocate = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **Allocate { return &e.Allocate })
 	case CancelAllocation:
-		b := &struct {
-			e CommandEnvelope
-			c CancelAllocation
-		}{c: v}
-		b.e.CancelAllocation = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **CancelAllocation { return &e.CancelAllocation })
 	case WithdrawAllocation:
-		b := &struct {
-			e CommandEnvelope
-			c WithdrawAllocation
-		}{c: v}
-		b.e.WithdrawAllocation = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **WithdrawAllocation { return &e.WithdrawAllocation })
 	case Settle:
 		if clone {
 			v = v.clone().(Settle)
 		}
-		b := &struct {
-			e CommandEnvelope
-			c Settle
-		}{c: v}
-		b.e.Settle = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **Settle { return &e.Settle })
 	case Transfer:
-		b := &struct {
-			e CommandEnvelope
-			c Transfer
-		}{c: v}
-		b.e.Transfer = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **Transfer { return &e.Transfer })
 	case AcceptTransfer:
-		b := &struct {
-			e CommandEnvelope
-			c AcceptTransfer
-		}{c: v}
-		b.e.AcceptTransfer = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **AcceptTransfer { return &e.AcceptTransfer })
 	case RejectTransfer:
-		b := &struct {
-			e CommandEnvelope
-			c RejectTransfer
-		}{c: v}
-		b.e.RejectTransfer = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **RejectTransfer { return &e.RejectTransfer })
 	case WithdrawTransfer:
-		b := &struct {
-			e CommandEnvelope
-			c WithdrawTransfer
-		}{c: v}
-		b.e.WithdrawTransfer = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **WithdrawTransfer { return &e.WithdrawTransfer })
 	case CreatePreapproval:
-		b := &struct {
-			e CommandEnvelope
-			c CreatePreapproval
-		}{c: v}
-		b.e.CreatePreapproval = &b.c
-		return &b.e
+		return boxed(v, func(e *CommandEnvelope) **CreatePreapproval { return &e.CreatePreapproval })
 	}
 	return nil
+}
+
+// boxed is the envelope of c, allocated with c in one allocation; field names the
+// envelope's field for c's type.
+func boxed[C Command](c C, field func(*CommandEnvelope) **C) *CommandEnvelope {
+	b := &struct {
+		e CommandEnvelope
+		c C
+	}{c: c}
+	*field(&b.e) = &b.c
+	return &b.e
 }
 
 // Command unwraps the envelope; it fails unless exactly one field is set.

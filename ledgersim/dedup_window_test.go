@@ -1,34 +1,16 @@
 package ledgersim
 
 import (
-	"crypto/ed25519"
 	"testing"
 	"time"
 )
-
-// newEnvWith is newEnv with the configuration adjusted by tune.
-func newEnvWith(t testing.TB, tune func(*Config)) *env {
-	t.Helper()
-	e := &env{t: t, clk: NewManualClock(t0), keys: map[string]ed25519.PrivateKey{}}
-	cfg := testConfig(ProfileTestnet, e.clk)
-	tune(&cfg)
-	l, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.l = l
-	e.op, _ = l.InternalParty("operator")
-	e.res, _ = l.InternalParty("reservoir")
-	e.house, _ = l.InternalParty("house")
-	return e
-}
 
 // TestDedupWindow: a command re-issued within the window gets its first update back and
 // takes no effect again, through the window's last instant; once the window has passed,
 // the update is forgotten (bounded by age), and the deduplication it gave with it.
 func TestDedupWindow(t *testing.T) {
 	const window = 40 * time.Minute
-	e := newEnvWith(t, func(c *Config) { c.DedupWindow = window })
+	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.DedupWindow = window })
 	send := func() (Update, error) {
 		return e.l.Submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("5")}, "once")
 	}
@@ -63,7 +45,7 @@ func TestDedupWindow(t *testing.T) {
 // once the window is full (bounded by age, far below the count bound), and a snapshot
 // restored from them is the same ledger.
 func TestDedupWindowBoundsRetention(t *testing.T) {
-	e := newEnvWith(t, func(c *Config) { c.DedupWindow = 10 * time.Minute })
+	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.DedupWindow = 10 * time.Minute })
 	retained := func() int {
 		e.l.mu.RLock()
 		defer e.l.mu.RUnlock()
@@ -91,7 +73,7 @@ func TestDedupWindowBoundsRetention(t *testing.T) {
 // TestCountBoundShortensWindow: past Limits.MaxRetainedUpdates within the window, the
 // oldest are forgotten anyway and counted.
 func TestCountBoundShortensWindow(t *testing.T) {
-	e := newEnvWith(t, func(c *Config) { c.Limits.MaxRetainedUpdates = 5 })
+	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.Limits.MaxRetainedUpdates = 5 })
 	for range 8 {
 		e.must(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")})
 	}

@@ -12,18 +12,7 @@ func TestLazyDigestContributions(t *testing.T) {
 		u := e.must(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("0.5")})
 		e.must(e.house, AcceptTransfer{Instruction: u.TransferInstruction})
 	}
-	cfg := e.l.Config()
-	cfg.Recorder = nil
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, in := range e.inputs {
-		if err := r.Replay(in); err != nil {
-			t.Fatalf("replay input %d: %v", i, err)
-		}
-		_ = r.Digest()
-	}
+	r := replayInputs(t, e, func(r *Ledger) { _ = r.Digest() })
 	if r.Digest() != e.l.Digest() {
 		t.Fatal("digest read once differs from the digest read after every input")
 	}

@@ -65,9 +65,19 @@ type env struct {
 
 func newEnv(t testing.TB, profile Profile) *env {
 	t.Helper()
+	return newEnvTuned(t, profile, nil)
+}
+
+// newEnvTuned is newEnv with the configuration adjusted by tune (nil: as it is); the env
+// records the ledger's inputs.
+func newEnvTuned(t testing.TB, profile Profile, tune func(*Config)) *env {
+	t.Helper()
 	e := &env{t: t, clk: NewManualClock(t0), keys: map[string]ed25519.PrivateKey{}}
 	cfg := testConfig(profile, e.clk)
 	cfg.Recorder = func(in Input) { e.inputs = append(e.inputs, in) }
+	if tune != nil {
+		tune(&cfg)
+	}
 	l, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

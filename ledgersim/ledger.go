@@ -46,11 +46,8 @@ func New(cfg Config) (*Ledger, error) {
 	for _, s := range c.Instruments {
 		in := &Instrument{ID: s.ID, Admin: st.internalByHint[s.Admin], Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
 			Decimals: s.Decimals, Native: s.Native, Listed: true}
-		st.instruments[s.ID] = in
-		st.scratch.intern(s.ID)
-		st.instrumentOrder = append(st.instrumentOrder, s.ID)
+		st.catalog(in)
 		st.supply[s.ID] = money.Zero
-		st.acc.add(instrumentSum(&st.scratch, in))
 	}
 	genesis := &tx{st: st, u: &Update{}}
 	for _, p := range c.Parties {
@@ -116,6 +113,15 @@ func (l *Ledger) tick(now time.Time, changed, replay bool) {
 	}
 }
 
+// commandCall describes a call carrying cmd (nil: of no kind) to the fault plan.
+func commandCall(op, actAs string, cmd Command, commandID string) CallInfo {
+	var kind CommandKind
+	if cmd != nil {
+		kind = cmd.Kind()
+	}
+	return CallInfo{Op: op, ActAs: actAs, CommandID: commandID, Kind: kind}
+}
+
 // ---- Prepare ----
 
 // Prepare interprets cmd for the external party actAs against the current state, chooses
@@ -123,11 +129,7 @@ func (l *Ledger) tick(now time.Time, changed, replay bool) {
 // category (insufficient funds, unknown contract, wrong party, ...). A command id that
 // already took effect gives ErrAlreadyExecuted carrying the update id.
 func (l *Ledger) Prepare(actAs string, cmd Command, commandID string) (Prepared, error) {
-	var kind CommandKind
-	if cmd != nil {
-		kind = cmd.Kind()
-	}
-	return faulted(l, CallInfo{Op: "prepare", ActAs: actAs, CommandID: commandID, Kind: kind},
+	return faulted(l, commandCall("prepare", actAs, cmd, commandID),
 		func() (Prepared, error) { return l.prepare(actAs, cmd, commandID) })
 }
 
@@ -327,11 +329,7 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 // refused with ErrForbidden (they Prepare and Execute). A command id that already took
 // effect returns its first Update and does nothing more.
 func (l *Ledger) Submit(actAs string, cmd Command, commandID string) (Update, error) {
-	var kind CommandKind
-	if cmd != nil {
-		kind = cmd.Kind()
-	}
-	return faulted(l, CallInfo{Op: "submit", ActAs: actAs, CommandID: commandID, Kind: kind},
+	return faulted(l, commandCall("submit", actAs, cmd, commandID),
 		func() (Update, error) { return l.submit(actAs, cmd, commandID) })
 }
 

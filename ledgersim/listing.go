@@ -117,9 +117,14 @@ func (p *listPlan) commit(t *tx) {
 // contribution; an instrument added after genesis keeps its normalized spec for the
 // snapshot.
 func (st *state) addInstrument(in *Instrument, spec InstrumentSpec) {
+	st.catalog(in)
+	st.added = append(st.added, spec)
+}
+
+// catalog puts an instrument at the end of the catalog, with its digest contribution.
+func (st *state) catalog(in *Instrument) {
 	st.instruments[in.ID] = in
 	st.scratch.intern(in.ID)
 	st.instrumentOrder = append(st.instrumentOrder, in.ID)
-	st.added = append(st.added, spec)
 	st.acc.add(instrumentSum(&st.scratch, in))
 }

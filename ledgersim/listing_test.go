@@ -100,10 +100,7 @@ func TestListInstrumentReplaysAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	snap, err := e.l.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, e.l)
 	back, err := Restore(e.l.Config(), snap)
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +136,7 @@ func TestListInstrumentReplaysAndRestores(t *testing.T) {
 // still read; it is the version 3 form without that section.
 func TestRestoreVersion2(t *testing.T) {
 	e := snapshotScenario(t)
-	snap, err := e.l.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, e.l)
 	v2 := versionTwo(t, e.l, snap)
 	r, err := Restore(e.l.Config(), v2)
 	if err != nil {

@@ -428,17 +428,11 @@ func TestQueriesAndErrors(t *testing.T) {
 func TestFaults(t *testing.T) {
 	var plan Fault
 	var slept time.Duration
-	e := newEnv(t, ProfileTestnet)
-	cfg := testConfig(ProfileTestnet, e.clk)
-	cfg.FaultPlan = FaultFunc(func(CallInfo) Fault { return plan })
-	cfg.Sleep = func(d time.Duration) { slept += d }
-	l, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.l = l
-	e.op, _ = l.InternalParty("operator")
-	e.res, _ = l.InternalParty("reservoir")
+	e := newEnvTuned(t, ProfileTestnet, func(cfg *Config) {
+		cfg.FaultPlan = FaultFunc(func(CallInfo) Fault { return plan })
+		cfg.Sleep = func(d time.Duration) { slept += d }
+	})
+	l := e.l
 	alice := e.external("alice")
 	for _, c := range []Category{CategoryContention, CategoryUnavailable, CategoryRejected, CategoryInternal} {
 		plan = Fault{Reject: c, Delay: time.Second}
@@ -453,7 +447,7 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("slept %s", slept)
 	}
 	plan = Fault{LoseAnswer: true}
-	_, err = l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
+	_, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
 	wantCat(t, err, CategoryUnknownOutcome)
 	plan = Fault{}
 	u, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
@@ -623,6 +617,16 @@ func prepare(e *env, actAs string, cmd Command) error {
 // replayAll replays the env's recorded inputs into a fresh ledger and compares digests.
 func replayAll(t *testing.T, e *env) {
 	t.Helper()
+	if r := replayInputs(t, e, nil); r.Digest() != e.l.Digest() {
+		t.Fatal("replayed digest differs")
+	}
+}
+
+// replayInputs replays the env's recorded inputs into a fresh ledger of the same
+// configuration (without recorder or faults), calling after (nil: nothing) after each,
+// and returns the ledger.
+func replayInputs(t *testing.T, e *env, after func(*Ledger)) *Ledger {
+	t.Helper()
 	cfg := e.l.Config()
 	cfg.Recorder, cfg.FaultPlan = nil, nil
 	r, err := New(cfg)
@@ -633,8 +637,9 @@ func replayAll(t *testing.T, e *env) {
 		if err := r.Replay(in); err != nil {
 			t.Fatalf("replay input %d: %v", i, err)
 		}
+		if after != nil {
+			after(r)
+		}
 	}
-	if r.Digest() != e.l.Digest() {
-		t.Fatal("replayed digest differs")
-	}
+	return r
 }

@@ -1,8 +1,11 @@
 package ledgersim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -29,11 +32,8 @@ func (l *Ledger) Holdings(party string) []Holding {
 	for _, c := range cs {
 		out = append(out, st.viewHolding(c.h))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Instrument != out[j].Instrument {
-			return out[i].Instrument < out[j].Instrument
-		}
-		return out[i].CID < out[j].CID
+	slices.SortFunc(out, func(a, b Holding) int {
+		return cmp.Or(strings.Compare(a.Instrument, b.Instrument), strings.Compare(a.CID, b.CID))
 	})
 	return out
 }
@@ -87,13 +87,18 @@ func (l *Ledger) transfers(set map[string]struct{}) []TransferInstruction {
 		}
 		out = append(out, st.viewInstruction(t))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedOffset != out[j].CreatedOffset {
-			return out[i].CreatedOffset < out[j].CreatedOffset
-		}
-		return out[i].CID < out[j].CID
-	})
+	oldestFirst(out, func(t TransferInstruction) (int64, string) { return t.CreatedOffset, t.CID })
 	return out
+}
+
+// oldestFirst sorts contracts by their creation offset, then their contract id (age gives
+// both).
+func oldestFirst[T any](cs []T, age func(T) (int64, string)) {
+	slices.SortFunc(cs, func(a, b T) int {
+		oa, ca := age(a)
+		ob, cb := age(b)
+		return cmp.Or(cmp.Compare(oa, ob), strings.Compare(ca, cb))
+	})
 }
 
 // PendingTransfers returns the transfer instructions addressed to receiver that can
@@ -120,12 +125,7 @@ func (l *Ledger) Allocations(owner string) []Allocation {
 	for _, c := range l.st.allocsByOwner.of(owner) {
 		out = append(out, *c.al)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedOffset != out[j].CreatedOffset {
-			return out[i].CreatedOffset < out[j].CreatedOffset
-		}
-		return out[i].CID < out[j].CID
-	})
+	oldestFirst(out, func(a Allocation) (int64, string) { return a.CreatedOffset, a.CID })
 	return out
 }
 

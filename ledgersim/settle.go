@@ -58,14 +58,8 @@ func (c *checker) settle(s Settle) (plan, error) {
 		if err := c.party(l.Sender, "sender"); err != nil {
 			return nil, err
 		}
-		if err := c.party(l.Receiver, "receiver"); err != nil {
-			return nil, err
-		}
-		in, err := c.instrument(l.Instrument)
+		in, err := c.delivery(l.Receiver, l.Instrument, l.Amount)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkAmount(in, l.Amount); err != nil {
 			return nil, err
 		}
 		p.ins[i] = in

@@ -474,11 +474,8 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		}
 		in := &Instrument{ID: s.ID, Admin: admin, Symbol: s.Symbol, DisplaySymbol: s.DisplaySymbol,
 			Decimals: s.Decimals, Native: s.Native, Listed: listed}
-		st.instruments[s.ID] = in
-		st.scratch.intern(s.ID)
-		st.instrumentOrder = append(st.instrumentOrder, s.ID)
+		st.catalog(in)
 		st.supply[s.ID] = money.Zero
-		st.acc.add(instrumentSum(&st.scratch, in))
 	}
 	for _, p := range l.cfg.Parties {
 		for _, f := range p.Funding {
@@ -686,14 +683,8 @@ func (st *state) readContract(r *snapReader) (string, error) {
 			s := st.spendableSet(h.Owner, h.Instrument)
 			s.hs = append(s.hs, entryOf(h))
 		}
-	case ContractTransferInstruction:
-		addTo(st.inbox, c.ti.Receiver, cid)
-		addTo(st.outbox, c.ti.Sender, cid)
-	case ContractAllocation:
-		st.allocsByOwner.add(c.al.Owner, c)
-		st.allocLeg[legKey{c.al.Settlement, c.al.LegID}] = cid
-	case ContractPreapproval:
-		st.preapprovals[c.pa.Receiver] = cid
+	default:
+		st.indexParties(c, cid)
 	}
 	return cid, nil
 }

@@ -46,10 +46,7 @@ func TestSnapshotRestoreProperty(t *testing.T) {
 		}
 		t.Repeat(actions)
 		if len(snaps) == 0 {
-			data, err := m.l.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := snapshotOf(t, m.l)
 			snaps = append(snaps, liveSnapshot{data: data, inputs: len(m.inputs)})
 		}
 		s := snaps[rapid.IntRange(0, len(snaps)-1).Draw(t, "snapshot")]
@@ -60,10 +57,7 @@ func TestSnapshotRestoreProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("restore: %v", err)
 		}
-		again, err := restored.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		again := snapshotOf(t, restored)
 		if !bytes.Equal(again, s.data) {
 			t.Fatal("the restored ledger's snapshot differs from the snapshot it was restored from")
 		}
@@ -94,14 +88,8 @@ func TestSnapshotRestoreProperty(t *testing.T) {
 		if err := full.Replay(tick); err != nil {
 			t.Fatal(err)
 		}
-		a, err := restored.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := full.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := snapshotOf(t, restored)
+		b := snapshotOf(t, full)
 		if !bytes.Equal(a, b) {
 			i := 0
 			for i < len(a) && i < len(b) && a[i] == b[i] {
@@ -168,6 +156,19 @@ func (m *machine) sameAnswers(t *rapid.T, want, got *Ledger) {
 	}
 }
 
+// snapshotOf is l's snapshot; an error fails the test (a testing.TB or a *rapid.T).
+func snapshotOf(tb interface {
+	Helper()
+	Fatal(args ...any)
+}, l *Ledger) []byte {
+	tb.Helper()
+	snap, err := l.Snapshot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
+
 // snapshotScenario builds a small ledger touching every kind of state: external and
 // internal parties, a pending onboarding, a delisted instrument, free, locked and
 // lapsed holdings, an instruction, allocations, a preapproval, a live prepared
@@ -215,10 +216,7 @@ func snapshotScenario(t testing.TB) *env {
 // (testdata/snapshot.sha256, rewritten with -update).
 func TestSnapshotDeterministic(t *testing.T) {
 	a, b := snapshotScenario(t), snapshotScenario(t)
-	sa, err := a.l.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa := snapshotOf(t, a.l)
 	for i := 0; i < 3; i++ {
 		again, _ := a.l.Snapshot()
 		if !bytes.Equal(again, sa) {
@@ -266,10 +264,7 @@ func TestSnapshotDeterministic(t *testing.T) {
 // the original records for the same calls.
 func TestSnapshotContinues(t *testing.T) {
 	e := snapshotScenario(t)
-	snap, err := e.l.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, e.l)
 	var recorded []Input
 	cfg := e.l.Config()
 	cfg.Recorder = func(in Input) { recorded = append(recorded, in) }
@@ -314,10 +309,7 @@ func TestSnapshotContinues(t *testing.T) {
 // refused with ErrSnapshot, and never panic.
 func TestRestoreRefuses(t *testing.T) {
 	e := snapshotScenario(t)
-	snap, err := e.l.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := snapshotOf(t, e.l)
 	base := e.l.Config()
 	base.Recorder = nil
 	tests := []struct {
@@ -393,10 +385,7 @@ func TestRestoreRefuses(t *testing.T) {
 // FuzzRestore: Restore never panics, whatever the bytes.
 func FuzzRestore(f *testing.F) {
 	e := snapshotScenario(f)
-	snap, err := e.l.Snapshot()
-	if err != nil {
-		f.Fatal(err)
-	}
+	snap := snapshotOf(f, e.l)
 	cfg := e.l.Config()
 	cfg.Recorder = nil
 	f.Add(snap)
@@ -481,10 +470,7 @@ func BenchmarkSnapshotRestore(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		t1 := time.Now()
-		snap, err := l.Snapshot()
-		if err != nil {
-			b.Fatal(err)
-		}
+		snap := snapshotOf(b, l)
 		t2 := time.Now()
 		r, err := Restore(cfg, snap)
 		if err != nil {

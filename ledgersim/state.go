@@ -260,6 +260,16 @@ func (st *state) addContract(c *contract, cid string) {
 		} else if !h.Lock.Expires.IsZero() {
 			st.lockExp.push(expiry{at: h.Lock.Expires, id: cid})
 		}
+	default:
+		st.indexParties(c, cid)
+	}
+}
+
+// indexParties files a live contract other than a holding where its parties find it: a
+// transfer instruction in its receiver's inbox and its sender's outbox, an allocation
+// under its owner and its settlement leg, a preapproval under its receiver.
+func (st *state) indexParties(c *contract, cid string) {
+	switch c.kind {
 	case ContractTransferInstruction:
 		addTo(st.inbox, c.ti.Receiver, cid)
 		addTo(st.outbox, c.ti.Sender, cid)

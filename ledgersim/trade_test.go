@@ -56,10 +56,7 @@ func (e *env) allocateAll(tr trade) []string {
 }
 
 func TestSellTradeSettles(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	maker, taker := e.external("maker1"), e.external("taker1")
-	e.fund(maker, "USDCx", "1000")
-	e.fund(taker, "CBTC", "0.5")
+	e, maker, taker := funded(t)
 	tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1234.56789"), 25)
 	// q = 123.456789, fee = 0.3086419725 → taker gets 123.1481470275
 	cids := e.allocateAll(tr)
@@ -159,10 +156,7 @@ func TestSettleAllOrNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, ProfileTestnet)
-			maker, taker := e.external("maker1"), e.external("taker1")
-			e.fund(maker, "USDCx", "1000")
-			e.fund(taker, "CBTC", "0.5")
+			e, maker, taker := funded(t)
 			tr := sellTrade(e, "t_1", maker, taker, "CBTC", "USDCx", d("0.1"), d("1000"), 30)
 			cids := e.allocateAll(tr)
 			s, actor := tc.f(e, &tr, cids)
@@ -180,12 +174,30 @@ func TestSettleAllOrNothing(t *testing.T) {
 	}
 }
 
-func TestCancelReleasesAllocation(t *testing.T) {
+// funded is the start of the trade tests: external parties maker1 holding 1000 USDCx and
+// taker1 holding 0.5 CBTC.
+func funded(t *testing.T) (e *env, maker, taker string) {
+	t.Helper()
+	e = newEnv(t, ProfileTestnet)
+	maker, taker = e.external("maker1"), e.external("taker1")
+	e.fund(maker, "USDCx", "1000")
+	e.fund(taker, "CBTC", "0.5")
+	return e, maker, taker
+}
+
+// allocating is the start of the allocation tests: an external party maker1 holding 100
+// USDCx, and the send allocation of amount to the operator's settlement s1 on leg.
+func allocating(t *testing.T, leg, amount string) (*env, string, Allocate) {
+	t.Helper()
 	e := newEnv(t, ProfileTestnet)
 	maker := e.external("maker1")
 	e.fund(maker, "USDCx", "100")
 	ref := SettlementRef{Executor: e.op, ID: "s1"}
-	a := Allocate{Settlement: ref, LegID: "maker-quote", Side: SideSend, Instrument: "USDCx", Amount: d("40"), SettleBefore: t0.Add(time.Hour)}
+	return e, maker, Allocate{Settlement: ref, LegID: leg, Side: SideSend, Instrument: "USDCx", Amount: d(amount), SettleBefore: t0.Add(time.Hour)}
+}
+
+func TestCancelReleasesAllocation(t *testing.T) {
+	e, maker, a := allocating(t, "maker-quote", "40")
 	u := e.must(maker, a)
 	e.wantFree(maker, "USDCx", "60")
 	// Same leg again → already exists.
@@ -210,11 +222,7 @@ func TestCancelReleasesAllocation(t *testing.T) {
 }
 
 func TestAllocateErrors(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	maker := e.external("maker1")
-	e.fund(maker, "USDCx", "100")
-	ref := SettlementRef{Executor: e.op, ID: "s1"}
-	base := Allocate{Settlement: ref, LegID: "l", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, maker, base := allocating(t, "l", "10")
 	cases := []struct {
 		name string
 		mod  func(a *Allocate)

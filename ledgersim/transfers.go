@@ -1,14 +1,10 @@
 package ledgersim
 
-import "github.com/deskco/rfqdesk/money"
-
 type transferPlan struct {
-	cmd      Transfer
-	sender   string
-	in       *Instrument
-	holdings []*Holding
-	sum      money.Decimal
-	cids     []string
+	spend
+	cmd    Transfer
+	sender string
+	in     *Instrument
 }
 
 // transfer checks a transfer through the instrument's transfer factory, with the
@@ -19,14 +15,8 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 	if c.actAs == tr.Receiver {
 		return nil, newErr(CategoryInvalid, "", "a transfer to oneself")
 	}
-	if err := c.party(tr.Receiver, "receiver"); err != nil {
-		return nil, err
-	}
-	in, err := c.instrument(tr.Instrument)
+	in, err := c.delivery(tr.Receiver, tr.Instrument, tr.Amount)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkAmount(in, tr.Amount); err != nil {
 		return nil, err
 	}
 	if len(tr.Reason) > maxIDLen {
@@ -55,15 +45,6 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 	return p, nil
 }
 
-// inputs and chosen are the same slice, as for allocatePlan.
-func (p *transferPlan) inputs() []string {
-	if p.cids == nil {
-		p.cids = cidsOf(p.holdings)
-	}
-	return p.cids
-}
-func (p *transferPlan) chosen() []string { return p.inputs() }
-
 func (p *transferPlan) commit(t *tx) {
 	tr := p.cmd
 	cid := t.newCID()
@@ -79,13 +60,7 @@ func (p *transferPlan) commit(t *tx) {
 	b.c = contract{kind: ContractTransferInstruction, ti: ti}
 	t.add(&b.c, cid)
 	t.u.TransferInstruction = cid
-	for _, h := range p.holdings {
-		t.archive(h.CID)
-	}
-	t.createLocked(ti.Locked, p.sender, p.in, tr.Amount, p.in.Admin, tr.ExecuteBefore, "transfer "+cid)
-	if change := p.sum.Sub(tr.Amount); change.Sign() > 0 {
-		t.createHolding("", p.sender, p.in, change)
-	}
+	p.lock(t, ti.Locked, p.sender, p.in, tr.Amount, p.in.Admin, tr.ExecuteBefore, "transfer "+cid)
 }
 
 type acceptPlan struct{ ti *TransferInstruction }
@@ -127,8 +102,8 @@ func (p *acceptPlan) commit(t *tx) {
 }
 
 type endTransferPlan struct {
-	ti     *TransferInstruction
-	locked bool
+	unlock
+	ti *TransferInstruction
 }
 
 func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
@@ -142,24 +117,12 @@ func (c *checker) endTransfer(cid string, bySender bool) (plan, error) {
 	if !bySender && c.actAs != ti.Receiver {
 		return nil, newErr(CategoryForbidden, "", "only the receiver rejects transfer %s", cid)
 	}
-	p := &endTransferPlan{ti: ti}
-	if h := c.st.holding(ti.Locked); lockedFor(h, "transfer ", cid) {
-		p.locked = true
-	}
-	return p, nil
+	return &endTransferPlan{unlock: c.unlock(cid, ti.Locked, "transfer "), ti: ti}, nil
 }
-
-func (p *endTransferPlan) inputs() []string {
-	if p.locked {
-		return []string{p.ti.CID, p.ti.Locked}
-	}
-	return []string{p.ti.CID}
-}
-func (p *endTransferPlan) chosen() []string { return nil }
 
 func (p *endTransferPlan) commit(t *tx) {
 	t.archive(p.ti.CID)
-	if p.locked {
+	if p.stillLocked {
 		t.release(p.ti.Locked, "transfer ", p.ti.CID)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -13,76 +12,8 @@ import (
 	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/loop"
 	"github.com/deskco/rfqdesk/machine"
-	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
 )
-
-// settledSink wakes the waiter of each trade when trade.settled reaches the taker.
-type settledSink struct {
-	mu      sync.Mutex
-	waiters map[string]chan struct{} // trade id → closed when settled
-	settled map[string]bool
-}
-
-func (s *settledSink) Deliver(out machine.Outputs) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range out.Events {
-		if e.Type != machine.EvTradeSettled {
-			continue
-		}
-		id := e.Payload.(machine.TradeDTO).TradeID
-		if s.settled[id] {
-			continue
-		}
-		s.settled[id] = true
-		if ch, ok := s.waiters[id]; ok {
-			close(ch)
-			delete(s.waiters, id)
-		}
-	}
-}
-
-func (s *settledSink) wait(id string) {
-	s.mu.Lock()
-	if s.settled[id] {
-		s.mu.Unlock()
-		return
-	}
-	ch := make(chan struct{})
-	s.waiters[id] = ch
-	s.mu.Unlock()
-	<-ch
-}
-
-// lifecycle runs one RFQ to settlement: RFQ, quote, two maker signatures, accept, two
-// taker signatures, atomic settle.
-func lifecycle(d *testDesk, s *settledSink, m, tk drive.Party, dir machine.Direction) error {
-	ctx := context.Background()
-	rep, err := d.loop.Do(ctx, machine.CreateRFQ{Req: tk.Req(), Direction: dir,
-		Qty: money.MustParse("0.01"), Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{m.Hint}, TTLSeconds: 60})
-	if err != nil || rep.Err != nil {
-		return errOf(err, rep)
-	}
-	rep, err = d.loop.Do(ctx, machine.SubmitQuote{Req: m.Req(), RFQID: rep.Body.(machine.RfqDTO).RfqID, Price: money.MustParse("60000")})
-	if err != nil || rep.Err != nil {
-		return errOf(err, rep)
-	}
-	q := rep.Body.(machine.QuoteWithActionsDTO)
-	if err := drive.Execute(d.loop, m, q.Actions); err != nil {
-		return err
-	}
-	rep, err = d.loop.Do(ctx, machine.AcceptQuote{Req: tk.Req(), QuoteID: q.QuoteID})
-	if err != nil || rep.Err != nil {
-		return errOf(err, rep)
-	}
-	tr := rep.Body.(machine.TradeWithActionsDTO)
-	if err := drive.Execute(d.loop, tk, tr.Actions); err != nil {
-		return err
-	}
-	s.wait(tr.TradeID)
-	return nil
-}
 
 // cpuTime is the CPU time (user + system) this process has used, in nanoseconds.
 func cpuTime() int64 {
@@ -91,13 +22,6 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-func errOf(err error, rep machine.Reply) error {
-	if err != nil {
-		return err
-	}
-	return rep.Err
 }
 
 // BenchmarkLifecycle measures full RFQ lifecycles through machine + loop + ledgersim with
@@ -154,20 +78,11 @@ func signatureFloor(b *testing.B) (ns, cpuNs float64) {
 // lifecycles runs full lifecycles with 8 maker/taker pairs, several in flight, and reports
 // the rate and its ratios to the floor.
 func lifecycles(b *testing.B, floorNs, floorCPU float64) {
-	s := &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
+	s := drive.NewSettled()
 	// The loop's default number of ledger workers (8; the desk process runs 64, which only
 	// matters when each call also waits for a journal fsync, and there is no journal here).
-	d := startDeskWith(b, catalog("1000", "100000000"), 10, s, func(c *loop.Config) { c.Workers = 0 })
-	var pairs [][2]drive.Party
-	for i := range 16 {
-		m, tk := d.Register("maker "+string(rune('a'+i))), d.Register("taker "+string(rune('a'+i)))
-		d.Fund(m, 2)
-		d.Fund(tk, 2)
-		if err := d.loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
-			b.Fatal(err)
-		}
-		pairs = append(pairs, [2]drive.Party{m, tk})
-	}
+	d := startDeskWith(b, drive.Catalog("1000", "100000000"), 10, s, func(c *loop.Config) { c.Workers = 0 })
+	pairs := d.Pairs(16, d.loop)
 	var next, n atomic.Int64
 	// Each lifecycle is a chain of round trips; several in flight keep both cores busy.
 	b.SetParallelism(8)
@@ -180,7 +95,7 @@ func lifecycles(b *testing.B, floorNs, floorCPU float64) {
 			if n.Add(1)%2 == 0 {
 				dir = machine.Buy
 			}
-			if err := lifecycle(d, s, pair[0], pair[1], dir); err != nil {
+			if err := drive.Lifecycle(context.Background(), d.loop, s, pair[0], pair[1], dir); err != nil {
 				b.Error(err)
 				return
 			}

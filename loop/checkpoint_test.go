@@ -20,7 +20,7 @@ func TestCheckpointIntervalStretchesWithState(t *testing.T) {
 	// run returns the checkpoints taken and the other inputs applied meanwhile.
 	run := func(bytesPerInput func(stateBytes int) int) (checkpoints, others uint64) {
 		var stateBytes int
-		d := startDeskWith(t, catalog("1", "1000"), 10, drive.NewEvents(), func(c *loop.Config) {
+		d := startDeskWith(t, drive.Catalog("1", "1000"), 10, drive.NewEvents(), func(c *loop.Config) {
 			st, err := c.Desk.EncodeSnapshot()
 			if err != nil {
 				t.Fatal(err)

@@ -21,13 +21,6 @@ type testDesk struct {
 	cfg    machine.Config
 }
 
-func catalog(btcDrip, usdDrip string) []machine.Instrument {
-	return []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse(btcDrip), RegistryID: "cbtc-registry"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse(usdDrip), RegistryID: "usdcx-registry"},
-	}
-}
-
 func startDesk(tb testing.TB, cat []machine.Instrument, feeBps int, sink loop.Sink) *testDesk {
 	tb.Helper()
 	return startDeskWith(tb, cat, feeBps, sink, nil)
@@ -42,11 +35,7 @@ func startDeskWith(tb testing.TB, cat []machine.Instrument, feeBps int, sink loo
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := machine.DefaultConfig()
-	cfg.Seed = 7
-	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: feeBps}}
-	cfg.FaucetCooldown = 0
+	cfg := drive.Config(7, cat, feeBps)
 	parties.Apply(&cfg)
 	d, err := machine.NewDesk(cfg)
 	if err != nil {
@@ -77,7 +66,7 @@ func startDeskWith(tb testing.TB, cat []machine.Instrument, feeBps int, sink loo
 // the loser hears rfq.closed then quote.status lost.
 func TestEndToEndInProcess(t *testing.T) {
 	events := drive.NewEvents()
-	d := startDesk(t, catalog("0.1", "10000"), 25, events)
+	d := startDesk(t, drive.Catalog("0.1", "10000"), 25, events)
 	m1, m2, taker := d.Register("Maker One"), d.Register("Maker Two"), d.Register("Taker")
 	for _, p := range []drive.Party{m1, m2, taker} {
 		d.Fund(p, 2)

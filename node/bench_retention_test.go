@@ -116,14 +116,10 @@ func (c *pacedClock) Now() time.Time { return c.base.Add(time.Duration(c.elapsed
 func (c *pacedClock) advance(d time.Duration) { c.elapsed.Add(int64(d)) }
 
 func settleAndMeasure(b *testing.B, phases []int) []uint64 {
-	s := newSettledSink()
 	clock := &pacedClock{base: time.Now()}
 	opts := options(b.TempDir(), nil)
-	opts.Sink, opts.CheckpointEvery, opts.Clock = s, 0, clock
-	n, err := node.Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	opts.CheckpointEvery, opts.Clock = 0, clock
+	n, s, d := openSettling(b, opts)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -131,18 +127,7 @@ func settleAndMeasure(b *testing.B, phases []int) []uint64 {
 			b.Error(err)
 		}
 	}()
-	d := drive.Driver{T: b, Desk: n.Loop}
-	const pairs = 8
-	var ps [pairs][2]drive.Party
-	for i := range ps {
-		m, tk := d.Register(fmt.Sprintf("maker %d", i)), d.Register(fmt.Sprintf("taker %d", i))
-		d.Fund(m, 2)
-		d.Fund(tk, 2)
-		if err := n.Loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
-			b.Fatal(err)
-		}
-		ps[i] = [2]drive.Party{m, tk}
-	}
+	ps := d.Pairs(8, n.Loop)
 	var heaps []uint64
 	turns := make([]int, len(ps))
 	done := 0
@@ -150,7 +135,7 @@ func settleAndMeasure(b *testing.B, phases []int) []uint64 {
 	for _, target := range phases {
 		for done < target {
 			batch := min(retentionBatch, target-done)
-			if err := settleBatch(n, s, ps[:], turns, done, batch); err != nil {
+			if err := settleBatch(n, s, ps, turns, done, batch); err != nil {
 				b.Fatal(err)
 			}
 			done += batch
@@ -175,7 +160,7 @@ func settleAndMeasure(b *testing.B, phases []int) []uint64 {
 // settleBatch settles trades first to first+count-1, the pairs working in parallel. Each
 // pair alternates its directions (turns counts its trades), so that no party's balance
 // drifts however the trades fall to the pairs.
-func settleBatch(n *node.Node, s *settledSink, ps [][2]drive.Party, turns []int, first, count int) error {
+func settleBatch(n *node.Node, s *drive.Settled, ps [][2]drive.Party, turns []int, first, count int) error {
 	var next atomic.Int64
 	next.Store(int64(first))
 	end := int64(first + count)

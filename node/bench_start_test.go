@@ -3,13 +3,11 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
@@ -22,20 +20,11 @@ const closedRFQs = 100_000
 // templates runs a real desk on dir through one settled lifecycle and one RFQ cancelled
 // with a quote on it, closes it, and returns the replayed desk and the taker.
 func templates(b *testing.B, dir string) (*machine.Desk, drive.Party) {
-	s := newSettledSink()
 	opts := options(dir, nil)
-	opts.Sink, opts.CheckpointEvery = s, 0
-	n, err := node.Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := drive.Driver{T: b, Desk: n.Loop}
-	m, tk := d.Register("Maker"), d.Register("Taker")
-	d.Fund(m, 2)
-	d.Fund(tk, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
-		b.Fatal(err)
-	}
+	opts.CheckpointEvery = 0
+	n, s, d := openSettling(b, opts)
+	pair := d.Pairs(1, n.Loop)[0]
+	m, tk := pair[0], pair[1]
 	if err := lifecycle(n, s, m, tk, machine.Sell); err != nil {
 		b.Fatal(err)
 	}
@@ -47,21 +36,10 @@ func templates(b *testing.B, dir string) (*machine.Desk, drive.Party) {
 	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	closeWithin(b, n, 30*time.Second)
+	log := deskJournal(b, dir)
 	defer log.Close()
-	desk, _, err := node.ReplayDesk(log, false, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return desk, tk
+	return replayDesk(b, log, false), tk
 }
 
 // fill adds closed RFQs to a desk, cloned from the filled and the cancelled RFQ a real run
@@ -185,10 +163,7 @@ func BenchmarkStartToReady(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	log := deskJournal(b, dir)
 	if err := log.SaveSnapshot(log.LastSeq(), state); err != nil {
 		b.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package node_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -12,100 +10,28 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
-	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
 )
 
-// settledSink wakes the waiter of each trade once trade.settled reached the taker.
-type settledSink struct {
-	mu      sync.Mutex
-	waiters map[string]chan struct{}
-	settled map[string]bool
-}
-
-func newSettledSink() *settledSink {
-	return &settledSink{waiters: map[string]chan struct{}{}, settled: map[string]bool{}}
-}
-
-func (s *settledSink) Deliver(out machine.Outputs) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range out.Events {
-		if e.Type != machine.EvTradeSettled {
-			continue
-		}
-		id := e.Payload.(machine.TradeDTO).TradeID
-		if s.settled[id] {
-			continue
-		}
-		s.settled[id] = true
-		if ch, ok := s.waiters[id]; ok {
-			close(ch)
-			delete(s.waiters, id)
-		}
-	}
-}
-
-func (s *settledSink) wait(ctx context.Context, id string) error {
-	s.mu.Lock()
-	if s.settled[id] {
-		delete(s.settled, id)
-		s.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	s.waiters[id] = ch
-	s.mu.Unlock()
-	select {
-	case <-ch:
-		s.mu.Lock()
-		delete(s.settled, id)
-		s.mu.Unlock()
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("trade %s did not settle: %w", id, ctx.Err())
-	}
-}
-
-// lifecycle runs one RFQ to settlement through the node's loop: RFQ, quote, the maker's
-// two signatures, accept, the taker's two signatures, atomic settlement.
-func lifecycle(n *node.Node, s *settledSink, m, tk drive.Party, dir machine.Direction) error {
+// lifecycle runs one RFQ to settlement through the node's loop (drive.Lifecycle), within
+// 20 seconds.
+func lifecycle(n *node.Node, s *drive.Settled, m, tk drive.Party, dir machine.Direction) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rep, err := n.Loop.Do(ctx, machine.CreateRFQ{Req: tk.Req(), Direction: dir, Qty: money.MustParse("0.01"),
-		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{m.Hint}, TTLSeconds: 60})
-	if err = replyErr(err, rep); err != nil {
-		return fmt.Errorf("create rfq: %w", err)
-	}
-	rep, err = n.Loop.Do(ctx, machine.SubmitQuote{Req: m.Req(), RFQID: rep.Body.(machine.RfqDTO).RfqID, Price: money.MustParse("60000")})
-	if err = replyErr(err, rep); err != nil {
-		return fmt.Errorf("submit quote: %w", err)
-	}
-	q := rep.Body.(machine.QuoteWithActionsDTO)
-	if err := drive.Execute(n.Loop, m, q.Actions); err != nil {
-		return fmt.Errorf("maker signs: %w", err)
-	}
-	rep, err = n.Loop.Do(ctx, machine.AcceptQuote{Req: tk.Req(), QuoteID: q.QuoteID})
-	if err = replyErr(err, rep); err != nil {
-		return fmt.Errorf("accept: %w", err)
-	}
-	tr := rep.Body.(machine.TradeWithActionsDTO)
-	if err := drive.Execute(n.Loop, tk, tr.Actions); err != nil {
-		return fmt.Errorf("taker signs: %w", err)
-	}
-	return s.wait(ctx, tr.TradeID)
+	return drive.Lifecycle(ctx, n.Loop, s, m, tk, dir)
 }
 
-func replyErr(err error, rep machine.Reply) error {
+// openSettling opens a node with opts whose sink is a drive.Settled, and a driver on it.
+func openSettling(tb testing.TB, opts node.Options) (*node.Node, *drive.Settled, drive.Driver) {
+	tb.Helper()
+	s := drive.NewSettled()
+	opts.Sink = s
+	n, err := node.Open(opts)
 	if err != nil {
-		return err
+		tb.Fatal(err)
 	}
-	if rep.Err != nil {
-		return rep.Err
-	}
-	return nil
+	return n, s, drive.Driver{T: tb, Desk: n.Loop}
 }
 
 // benchLifecycles is how many lifecycles BenchmarkReplay's journal holds
@@ -125,25 +51,11 @@ func benchLifecycles(b *testing.B) int {
 // interval) through registrations, funding and lifecycles settled by the real ledger with
 // real signatures, eight maker/taker pairs at a time, and closes it.
 func recordDesk(b *testing.B, dir string, lifecycles int) {
-	s := newSettledSink()
 	opts := options(dir, nil)
-	opts.Sink, opts.CheckpointEvery = s, 0
-	n, err := node.Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := drive.Driver{T: b, Desk: n.Loop}
+	opts.CheckpointEvery = 0
+	n, s, d := openSettling(b, opts)
 	const pairs = 8
-	var ps [pairs][2]drive.Party
-	for i := range ps {
-		m, tk := d.Register(fmt.Sprintf("maker %d", i)), d.Register(fmt.Sprintf("taker %d", i))
-		d.Fund(m, 2)
-		d.Fund(tk, 2)
-		if err := n.Loop.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
-			b.Fatal(err)
-		}
-		ps[i] = [2]drive.Party{m, tk}
-	}
+	ps := d.Pairs(pairs, n.Loop)
 	var wg sync.WaitGroup
 	errs := make(chan error, pairs)
 	for i := range ps {
@@ -167,11 +79,7 @@ func recordDesk(b *testing.B, dir string, lifecycles int) {
 	for err := range errs {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
+	closeWithin(b, n, 30*time.Second)
 }
 
 // BenchmarkReplay measures rebuilding a desk from its journal (node.ReplayDesk from
@@ -185,10 +93,7 @@ func BenchmarkReplay(b *testing.B) {
 	lifecycles := benchLifecycles(b)
 	start := time.Now()
 	recordDesk(b, dir, lifecycles)
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		b.Fatal(err)
-	}
+	log := deskJournal(b, dir)
 	defer log.Close()
 	inputs := log.LastSeq() - 1
 	b.Logf("journal: %d lifecycles, %d desk inputs, recorded in %s", lifecycles, inputs, time.Since(start).Round(time.Millisecond))

@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/deskco/rfqdesk/internal/drive"
@@ -30,20 +29,9 @@ func feeHoldings(n *node.Node) (int, map[string]string) {
 func TestFeeSweep(t *testing.T) {
 	const trades = 70 // above the sweep's threshold of 64
 	dir := t.TempDir()
-	s := newSettledSink()
-	opts := options(dir, nil)
-	opts.Sink = s
-	n, err := node.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := drive.Driver{T: t, Desk: n.Loop}
-	m, tk := d.Register("sweep maker"), d.Register("sweep taker")
-	d.Fund(m, 2)
-	d.Fund(tk, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
-		t.Fatal(err)
-	}
+	n, s, d := openSettling(t, options(dir, nil))
+	pair := d.Pairs(1, n.Loop)[0]
+	m, tk := pair[0], pair[1]
 	for i := range trades {
 		side := machine.Sell
 		if i%2 == 1 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/machine"
-	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/node"
 )
 
@@ -27,23 +26,7 @@ func open(t *testing.T, dir string, sink *drive.Events) (*node.Node, drive.Drive
 
 func closeNode(t *testing.T, n *node.Node) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tradeTo runs an RFQ from taker to maker up to the accept and returns the trade answer.
-func tradeTo(d drive.Driver, events *drive.Events, maker, taker drive.Party) machine.TradeWithActionsDTO {
-	rfq := d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Sell, Qty: money.MustParse("0.1"),
-		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{maker.Hint}, TTLSeconds: 600}), 200).(machine.RfqDTO)
-	q := d.Must(d.Do(machine.SubmitQuote{Req: maker.Req(), RFQID: rfq.RfqID, Price: money.MustParse("50000")}), 200).(machine.QuoteWithActionsDTO)
-	d.Sign(maker, q.Actions)
-	events.WaitFor(d.T, maker.ID, machine.EvQuoteAnchored, func(e machine.Event) bool {
-		return e.Payload.(machine.QuoteAnchoredPayload).QuoteID == q.QuoteID
-	})
-	return d.Must(d.Do(machine.AcceptQuote{Req: taker.Req(), QuoteID: q.QuoteID}), 202).(machine.TradeWithActionsDTO)
+	closeWithin(t, n, 5*time.Second)
 }
 
 // state is what a party sees of the desk, for comparing across a restart.
@@ -71,10 +54,10 @@ func TestRestart(t *testing.T) {
 	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash()); err != nil {
 		t.Fatal(err)
 	}
-	first := tradeTo(d, events, maker, taker)
+	first := d.Trade(events, maker, taker)
 	d.Sign(taker, first.Actions)
 	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	waiting := tradeTo(d, events, maker, taker)
+	waiting := d.Trade(events, maker, taker)
 	// A restart closes every socket; close it first so that only durable state is compared.
 	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/ledgeradapter"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
@@ -63,10 +62,7 @@ func TestReconfigureAtOpen(t *testing.T) {
 		}, "network cannot change"},
 	}
 	lastSeq := func() uint64 {
-		l, err := journal.OpenDir(dir+"/desk", journal.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := deskJournal(t, dir)
 		defer l.Close()
 		return l.LastSeq()
 	}
@@ -114,22 +110,7 @@ func TestReconfigureAtOpen(t *testing.T) {
 	}
 	closeNode(t, n)
 
-	l, err := journal.OpenDir(dir+"/desk", journal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	g, _, err := node.ReplayDesk(l, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _, err := node.ReplayDesk(l, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dg, _ := g.Digest()
-	ds, _ := s.Digest()
-	if dg != ds || g.Cfg.QuoteLifetime != 45*time.Second {
-		t.Fatalf("replays: equal %v, quote lifetime %s", dg == ds, g.Cfg.QuoteLifetime)
+	if g := replaysAgree(t, dir); g.Cfg.QuoteLifetime != 45*time.Second {
+		t.Fatalf("replayed quote lifetime %s", g.Cfg.QuoteLifetime)
 	}
 }

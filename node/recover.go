@@ -305,22 +305,7 @@ func decodeRecords(log journal.Log, from uint64, out chan<- []decodedRecord, qui
 // ReplayLedger applies every ledger input journaled after genesis to l, which must be a
 // fresh ledger built from the journaled genesis.
 func ReplayLedger(log journal.Log, l *ledgersim.Ledger) (uint64, error) {
-	var n uint64
-	if log.LastSeq() < 2 {
-		return 0, nil
-	}
-	err := log.ReadFrom(2, func(seq uint64, raw []byte) error {
-		in, err := decodeLedgerInput(raw)
-		if err != nil {
-			return fmt.Errorf("ledger record %d: %w", seq, err)
-		}
-		if err := l.Replay(in); err != nil {
-			return fmt.Errorf("ledger record %d: %w", seq, err)
-		}
-		n++
-		return nil
-	})
-	return n, err
+	return replayLedgerFrom(log, 2, l)
 }
 
 // Records iterates a journal's records from seq on; a read error ends the iteration and

@@ -1,14 +1,10 @@
 package node_test
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/drive"
-	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
@@ -19,20 +15,9 @@ import (
 // and without a step callback, and both replays must end in the same state.
 func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	s := newSettledSink()
-	opts := options(dir, nil)
-	opts.Sink = s
-	n, err := node.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := drive.Driver{T: t, Desk: n.Loop}
-	m, tk := d.Register("maker q"), d.Register("taker q")
-	d.Fund(m, 2)
-	d.Fund(tk, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, m.KeyHash()); err != nil {
-		t.Fatal(err)
-	}
+	n, s, d := openSettling(t, options(dir, nil))
+	pair := d.Pairs(1, n.Loop)[0]
+	m, tk := pair[0], pair[1]
 	for i := range 4 {
 		dir := machine.Sell
 		if i%2 == 1 {
@@ -42,15 +27,8 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 			t.Fatal(fmt.Errorf("lifecycle %d: %w", i, err))
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	log, err := journal.OpenDir(filepath.Join(dir, "desk"), journal.Options{Sync: journal.SyncNone})
-	if err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, n, 30*time.Second)
+	log := deskJournal(t, dir)
 	defer log.Close()
 	// How many checkpoints the desk took depends on how fast its follower answered each
 	// mark (the loop takes no new mark while one is outstanding): about 20 on an idle

@@ -33,16 +33,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 )
 
-func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("benchall"))
-		return
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { cli.Main("benchall", run) }
 
 // options are the command line.
 type options struct {

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
 // TestHouseConfig covers the [[house]] keys: strategy knobs, their checks, drawn keys, and
 // that a file's house list replaces the default one rather than merging into it.
 func TestHouseConfig(t *testing.T) {
-	getenv := func(string) string { return "" }
-	drawn := func(string) (string, error) { return "drawn-key-0123456789", nil }
 	cases := []struct {
 		name, file string
 		wantErr    string // "" for success
@@ -28,25 +23,9 @@ func TestHouseConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := ""
-			if c.file != "" {
-				path = filepath.Join(t.TempDir(), "desk.toml")
-				if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			fc, err := loadConfig(path)
-			if err == nil {
-				_, _, err = fc.resolve(getenv, drawn)
-			}
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("got %v, want an error containing %q", err, c.wantErr)
-				}
+			fc, _, _, err := resolveConfig(t, c.file)
+			if refused(t, err, c.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			n := 0
 			for _, h := range fc.House {
@@ -60,7 +39,7 @@ func TestHouseConfig(t *testing.T) {
 		})
 	}
 	// Without a drawn-key source, a house table with no key is refused as before.
-	if _, _, err := defaultConfig().resolve(getenv, nil); err == nil {
+	if _, _, err := defaultConfig().resolve(func(string) string { return "" }, nil); err == nil {
 		t.Fatal("a house party without a key resolved without a key source")
 	}
 }

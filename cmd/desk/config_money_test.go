@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,20 +31,13 @@ func TestMoneyKeysRefuseNonStrings(t *testing.T) {
 			"[[house]]\nname = \"t\"\nrole = \"taker\"\napi_key = \"0123456789abcdef\"\nfund = { usdcx = \"5\", cbtc = \"0.5\" }\n",
 			"house[0].fund.cbtc"},
 	}
-	write := func(t *testing.T, body string) string {
-		path := filepath.Join(t.TempDir(), "desk.toml")
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := loadConfig(write(t, c.bad))
+			_, err := loadConfig(writeConfig(t, c.bad))
 			if err == nil || !strings.Contains(err.Error(), c.key+" = ") || !strings.Contains(err.Error(), "string") {
 				t.Fatalf("a non-string %s: got %v, want an error naming the key", c.key, err)
 			}
-			fc, err := loadConfig(write(t, c.good))
+			fc, err := loadConfig(writeConfig(t, c.good))
 			if err != nil {
 				t.Fatalf("the same value as a string: %v", err)
 			}

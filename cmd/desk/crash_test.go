@@ -32,8 +32,15 @@ var servingLine = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
 func startProcess(t *testing.T, bin, dir, cfg string) *process {
 	t.Helper()
 	// Frequent snapshots, so that kills also land between a snapshot and the records after it.
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", dir, "-config", cfg,
-		"-checkpoint-every", "50")
+	return launch(t, exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", dir, "-config", cfg,
+		"-checkpoint-every", "50"), true)
+}
+
+// launch starts cmd, a desk binary, and waits until its log says it serves; with echo
+// (for a desk the test stops itself) its log goes to the test's with -v. A desk that does
+// not serve within 15 seconds is killed and fails the test.
+func launch(t *testing.T, cmd *exec.Cmd, echo bool) *process {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +52,7 @@ func startProcess(t *testing.T, bin, dir, cfg string) *process {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if testing.Verbose() {
+			if echo && testing.Verbose() {
 				t.Log(sc.Text())
 			}
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
@@ -58,6 +65,7 @@ func startProcess(t *testing.T, bin, dir, cfg string) *process {
 		return &process{cmd: cmd, base: "http://" + a}
 	case <-time.After(15 * time.Second):
 		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		t.Fatal("the desk process did not start within 15s")
 	}
 	return nil

@@ -106,21 +106,7 @@ func maker(t *testing.T, d *liveDesk, name string, fund bool) *client.Client {
 	if !fund {
 		return c
 	}
-	draw, err := c.Faucet(ctx(t))
-	if err != nil || len(draw.Sent) != 2 {
-		t.Fatalf("faucet: %+v %v", draw, err)
-	}
-	in, err := c.IncomingTransfers(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range in {
-		acts, err := c.AcceptTransfer(ctx(t), tr.CID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		signAll(t, c, acts)
-	}
+	fundAll(t, c, 2)
 	return c
 }
 
@@ -364,16 +350,7 @@ func TestAuthMatrix(t *testing.T) {
 	}
 	owner, other, taker := maker(t, d, "Owner", true), maker(t, d, "Other", true), house(t, d)
 	s := subscribe(t, owner)
-	rfq, err := taker.CreateRFQ(ctx(t), client.CreateRFQRequest{Direction: "BUY", Qty: "0.01", Base: "cbtc", Quote: "usdcx",
-		InvitedMakers: []string{owner.Hint()}, TTLSeconds: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, s, "rfq.created", nil)
-	q, err := owner.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "60000"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rfq, q := quoteRFQ(t, taker, owner, s, client.CreateRFQRequest{Direction: "BUY", Qty: "0.01", Base: "cbtc", Quote: "usdcx", TTLSeconds: 60}, "60000")
 	sig, err := owner.Sign(q.Actions[0])
 	if err != nil {
 		t.Fatal(err)
@@ -432,18 +409,8 @@ func TestSnapshotOnReconnect(t *testing.T) {
 	d := startLive(t, baseConfig)
 	m, taker := maker(t, d, "Snapper", true), house(t, d)
 	s := subscribe(t, m)
-	rfq, err := taker.CreateRFQ(ctx(t), client.CreateRFQRequest{Direction: "SELL", Qty: "0.01", Base: "cbtc", Quote: "usdcx",
-		InvitedMakers: []string{m.Hint()}, TTLSeconds: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, s, "rfq.created", nil)
-	q, err := m.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "50000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	signAll(t, m, q.Actions)
-	await(t, s, "quote.anchored", nil)
+	_, q := quoteRFQ(t, taker, m, s, client.CreateRFQRequest{Direction: "SELL", Qty: "0.01", Base: "cbtc", Quote: "usdcx", TTLSeconds: 120}, "50000")
+	anchor(t, m, s, q)
 	again := m.Subscribe(context.Background(), nil)
 	defer again.Close()
 	_, seen := await(t, again, "quote.status", nil)

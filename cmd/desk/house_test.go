@@ -24,17 +24,7 @@ func TestDefaultHouseMakerTrades(t *testing.T) {
 	if _, err := taker.Faucet(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	in, err := taker.IncomingTransfers(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range in {
-		acts, err := taker.AcceptTransfer(ctx(t), tr.CID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		signAll(t, taker, acts)
-	}
+	acceptDeposits(t, taker)
 	for _, c := range []struct {
 		dir   client.Direction
 		price client.Decimal

@@ -19,26 +19,6 @@ faucet_amount = "5"
 reservoir = "1000"
 `
 
-// fundAll draws the faucet once (want tokens sent) and accepts every deposit.
-func fundAll(t *testing.T, c *client.Client, want int) {
-	t.Helper()
-	draw, err := c.Faucet(ctx(t))
-	if err != nil || len(draw.Sent) != want {
-		t.Fatalf("faucet: %+v %v, want %d tokens", draw, err, want)
-	}
-	in, err := c.IncomingTransfers(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range in {
-		acts, err := c.AcceptTransfer(ctx(t), tr.CID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		signAll(t, c, acts)
-	}
-}
-
 func holds(t *testing.T, c *client.Client, symbol string) string {
 	t.Helper()
 	b, err := c.Balances(ctx(t))
@@ -96,18 +76,8 @@ func TestInstrumentAddedOnRestart(t *testing.T) {
 		t.Fatalf("the taker holds %s xau after a faucet draw, want 5", got)
 	}
 	s := subscribe(t, m)
-	rfq, err := taker.CreateRFQ(ctx(t), client.CreateRFQRequest{Direction: "SELL", Qty: "1", Base: "xau", Quote: "usdcx",
-		InvitedMakers: []string{m.Hint()}, TTLSeconds: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, s, "rfq.created", nil)
-	q, err := m.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "2000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	signAll(t, m, q.Actions)
-	await(t, s, "quote.anchored", nil)
+	_, q := quoteRFQ(t, taker, m, s, client.CreateRFQRequest{Direction: "SELL", Qty: "1", Base: "xau", Quote: "usdcx", TTLSeconds: 120}, "2000")
+	anchor(t, m, s, q)
 	acc, err := taker.AcceptQuote(ctx(t), q.QuoteID)
 	if err != nil {
 		t.Fatal(err)

@@ -14,13 +14,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 	"github.com/deskco/rfqdesk/journal"
 	"github.com/deskco/rfqdesk/ledgeradapter"
 	"github.com/deskco/rfqdesk/machine"
@@ -29,15 +27,10 @@ import (
 )
 
 func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("desk"))
-		return
-	}
-	node.ApplyGCPercent(os.Getenv)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, nil)
-	stop()
-	os.Exit(code)
+	cli.MainInterruptible("desk", func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		node.ApplyGCPercent(os.Getenv)
+		return run(ctx, args, stdout, stderr, os.Getenv, nil)
+	})
 }
 
 // flags are the command line.

@@ -35,31 +35,7 @@ func freePort(t *testing.T) string {
 // startDeskAt runs the desk binary on a fixed address and waits until it serves.
 func startDeskAt(t *testing.T, bin, addr, data, cfg string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", addr, "-admin-addr", "127.0.0.1:0", "-data", data, "-config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	up := make(chan struct{}, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if servingLine.MatchString(sc.Text()) {
-				up <- struct{}{}
-			}
-		}
-	}()
-	select {
-	case <-up:
-		return cmd
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("the desk did not start within 15s")
-	}
-	return nil
+	return launch(t, exec.Command(bin, "-addr", addr, "-admin-addr", "127.0.0.1:0", "-data", data, "-config", cfg), false).cmd
 }
 
 var metricsLine = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)

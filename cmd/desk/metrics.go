@@ -57,53 +57,26 @@ type deskMetrics struct {
 // newDeskMetrics builds the registry with the Go and process collectors and build_info.
 func newDeskMetrics() *deskMetrics {
 	m := &deskMetrics{reg: prometheus.NewRegistry()}
-	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "desk_http_request_duration_seconds",
-		Help:    "Latency of public API requests by route (the router's pattern, never the raw path) and status.",
-		Buckets: prometheus.DefBuckets,
-	}, []string{"route", "status"})
-	m.ledgerDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "desk_ledger_call_duration_seconds",
-		Help:    "Latency of ledger calls by kind, until their effects are durable in the ledger journal.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-	}, []string{"op"})
-	m.ledgerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_ledger_failures_total",
-		Help: "Ledger calls that failed, by failure category (contention, unavailable, rejected, expired...).",
-	}, []string{"category"})
-	m.journalFsync = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "desk_journal_fsync_duration_seconds",
-		Help:    "Duration of the fsync of each group commit of the desk and ledger journals.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
-	}, []string{"journal"})
-	m.journalRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_journal_records_synced_total",
-		Help: "Journal records made durable by an fsync, by journal.",
-	}, []string{"journal"})
-	m.rfqs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_rfqs_total",
-		Help: "RFQs by outcome: created, filled, expired, cancelled.",
-	}, []string{"outcome"})
-	m.quotes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_quotes_total",
-		Help: "Quotes by outcome: created (recorded), then won, lost, revoked, cancelled or expired.",
-	}, []string{"outcome"})
+	m.httpDuration = histogramVec("desk_http_request_duration_seconds",
+		"Latency of public API requests by route (the router's pattern, never the raw path) and status.",
+		prometheus.DefBuckets, "route", "status")
+	m.ledgerDuration = histogramVec("desk_ledger_call_duration_seconds",
+		"Latency of ledger calls by kind, until their effects are durable in the ledger journal.",
+		prometheus.ExponentialBuckets(0.0005, 2, 16), "op")
+	m.ledgerFailures = counterVec("desk_ledger_failures_total", "Ledger calls that failed, by failure category (contention, unavailable, rejected, expired...).", "category")
+	m.journalFsync = histogramVec("desk_journal_fsync_duration_seconds",
+		"Duration of the fsync of each group commit of the desk and ledger journals.",
+		prometheus.ExponentialBuckets(0.0001, 2, 16), "journal")
+	m.journalRecords = counterVec("desk_journal_records_synced_total", "Journal records made durable by an fsync, by journal.", "journal")
+	m.rfqs = counterVec("desk_rfqs_total", "RFQs by outcome: created, filled, expired, cancelled.", "outcome")
+	m.quotes = counterVec("desk_quotes_total", "Quotes by outcome: created (recorded), then won, lost, revoked, cancelled or expired.", "outcome")
 	m.tradesSettled = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "desk_trades_settled_total",
 		Help: "Trades settled on the ledger.",
 	})
-	m.tradesFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_trades_failed_total",
-		Help: "Trades that failed with nothing moved, by reason.",
-	}, []string{"reason"})
-	m.volume = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_volume_total",
-		Help: "Settled volume in units of each instrument: the base quantity, and quantity × price of the quote instrument (a float for dashboards; /trades is the exact record).",
-	}, []string{"instrument"})
-	m.fees = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "desk_fees_total",
-		Help: "Fees of settled trades in units of the instrument they are paid in (the quote instrument; a float for dashboards).",
-	}, []string{"instrument"})
+	m.tradesFailed = counterVec("desk_trades_failed_total", "Trades that failed with nothing moved, by reason.", "reason")
+	m.volume = counterVec("desk_volume_total", "Settled volume in units of each instrument: the base quantity, and quantity × price of the quote instrument (a float for dashboards; /trades is the exact record).", "instrument")
+	m.fees = counterVec("desk_fees_total", "Fees of settled trades in units of the instrument they are paid in (the quote instrument; a float for dashboards).", "instrument")
 	m.failureCats = newBoundedLabels(maxLabelValues)
 	m.failReasons = newBoundedLabels(maxLabelValues)
 
@@ -132,6 +105,16 @@ func newDeskMetrics() *deskMetrics {
 		m.ledgerFailures.WithLabelValues(m.failureCats.label(c))
 	}
 	return m
+}
+
+// counterVec is a counter of the given name and help by the given labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogramVec is a histogram of the given name, help and buckets by the given labels.
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 // buildInfo is the constant gauge build_info{version, revision, goversion} = 1, from the

@@ -28,21 +28,11 @@ func settleOne(t *testing.T, d *liveDesk, beforeSign func()) {
 	t.Helper()
 	m, taker := maker(t, d, "Metrics Maker", true), house(t, d)
 	s := subscribe(t, m)
-	rfq, err := taker.CreateRFQ(ctx(t), client.CreateRFQRequest{Direction: "SELL", Qty: "0.05", Base: "CBTC", Quote: "usdcx",
-		InvitedMakers: []string{m.Hint()}, TTLSeconds: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, s, "rfq.created", nil)
-	q, err := m.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "60000"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, q := quoteRFQ(t, taker, m, s, client.CreateRFQRequest{Direction: "SELL", Qty: "0.05", Base: "CBTC", Quote: "usdcx", TTLSeconds: 120}, "60000")
 	if beforeSign != nil {
 		beforeSign()
 	}
-	signAll(t, m, q.Actions)
-	await(t, s, "quote.anchored", nil)
+	anchor(t, m, s, q)
 	if _, err := taker.AcceptQuote(ctx(t), q.QuoteID); err != nil {
 		t.Fatal(err)
 	}

@@ -135,18 +135,8 @@ func TestConfigChangeOnRestart(t *testing.T) {
 	if price, ok, err := m.ReferencePrice(ctx(t), "cbtc", "usdcx"); err != nil || !ok || price != "90000" {
 		t.Fatalf("reference price after %s %v %v", price, ok, err)
 	}
-	rfq, err := taker.CreateRFQ(ctx(t), client.CreateRFQRequest{Direction: "SELL", Qty: "0.05", Base: "cbtc", Quote: "usdcx",
-		InvitedMakers: []string{m.Hint()}, TTLSeconds: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	await(t, s, "rfq.created", nil)
-	q, err := m.SubmitQuote(ctx(t), client.QuoteRequest{RFQID: rfq.RFQID, Price: "60000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	signAll(t, m, q.Actions)
-	await(t, s, "quote.anchored", nil)
+	_, q := quoteRFQ(t, taker, m, s, client.CreateRFQRequest{Direction: "SELL", Qty: "0.05", Base: "cbtc", Quote: "usdcx", TTLSeconds: 120}, "60000")
+	anchor(t, m, s, q)
 	if _, err := taker.AcceptQuote(ctx(t), q.QuoteID); err != nil {
 		t.Fatal(err)
 	}

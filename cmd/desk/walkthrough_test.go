@@ -162,31 +162,10 @@ func startWalkthroughDesk(t *testing.T, bin, work string, args []string) *proces
 	t.Helper()
 	cmd := exec.Command(bin, append(args, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0")...)
 	cmd.Dir = work
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
+	p := launch(t, cmd, false)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	select {
-	case a := <-addr:
-		return &process{cmd: cmd, base: "http://" + a}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the desk did not start within 15s")
-	}
-	return nil
+	return p
 }

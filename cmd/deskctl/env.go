@@ -140,6 +140,31 @@ func (e *env) call() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(e.ctx, e.timeout)
 }
 
+// session returns the party's client (client) and a context bounding one call (call),
+// which the caller cancels.
+func (e *env) session() (*client.Client, context.Context, context.CancelFunc, error) {
+	c, _, err := e.client()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := e.call()
+	return c, ctx, cancel, nil
+}
+
+// connect parses the subcommand's flags and, unless check (nil: none) refuses them, opens
+// a session: the party's client and a context bounding one call, which the caller cancels.
+func (e *env) connect(fs *flag.FlagSet, args []string, check func() error) (*client.Client, context.Context, context.CancelFunc, error) {
+	if err := e.parse(fs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return e.session()
+}
+
 // emit prints v as JSON (with -json) or runs table.
 func (e *env) emit(v any, table func(w *tabwriter.Writer)) error {
 	if e.json {
@@ -202,19 +227,39 @@ func (e *env) waitFor(what string, interval time.Duration, check func(ctx contex
 // show runs a subcommand that takes only the common flags: it fetches one answer within
 // the call timeout and prints it as JSON or as the table that table draws.
 func show[T any](e *env, name string, args []string, fetch func(*client.Client, context.Context) (T, error), table func(T, *tabwriter.Writer)) error {
-	fs := e.flags(name, "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
+	return query(e, e.flags(name, ""), args, fetch, table)
+}
+
+// query is show for a subcommand with flags of its own in fs, which fetch reads.
+func query[T any](e *env, fs *flag.FlagSet, args []string, fetch func(*client.Client, context.Context) (T, error), table func(T, *tabwriter.Writer)) error {
+	c, ctx, cancel, err := e.connect(fs, args, nil)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	v, err := fetch(c, ctx)
 	if err != nil {
 		return err
 	}
 	return e.emit(v, func(w *tabwriter.Writer) { table(v, w) })
+}
+
+// onID runs a subcommand that takes one id (usage "name ID"): do acts on it as the party
+// within the call timeout, and the answer is {verb: id}.
+func onID(e *env, name, id, verb string, args []string, do func(*client.Client, context.Context, string) error) error {
+	fs := e.flags(name, id)
+	c, ctx, cancel, err := e.connect(fs, args, func() error {
+		if fs.NArg() != 1 {
+			return usagef("%s %s", name, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if err := do(c, ctx, fs.Arg(0)); err != nil {
+		return err
+	}
+	return e.emit(map[string]string{verb: fs.Arg(0)}, func(w *tabwriter.Writer) { row(w, verb, fs.Arg(0)) })
 }

@@ -22,12 +22,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 )
 
 // Exit codes.
@@ -40,14 +38,9 @@ const (
 )
 
 func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("deskctl"))
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
-	stop()
-	os.Exit(code)
+	cli.MainInterruptible("deskctl", func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return run(ctx, args, stdout, stderr, os.Getenv)
+	})
 }
 
 // command is one subcommand.

@@ -53,6 +53,12 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"deposits", "accept"}, exitUsage},
 		{[]string{"quote", "delete-all", "q_1"}, exitUsage},
 		{[]string{"quote", "delete-all"}, exitTransport},
+		{[]string{"rfq", "cancel"}, exitUsage},
+		{[]string{"quote", "delete", "q1", "q2"}, exitUsage},
+		{[]string{"recover"}, exitUsage}, // DESK_API_KEY is set: recover needs the identity file
+		{[]string{"rfq", "cancel", "r1"}, exitTransport},
+		{[]string{"rfq", "history", "-limit", "5"}, exitTransport},
+		{[]string{"trades", "-maker"}, exitTransport},
 		{[]string{"status", "-nope"}, exitUsage},
 		{[]string{"status"}, exitTransport},
 		{[]string{"balances", "-json"}, exitTransport},

@@ -65,17 +65,15 @@ func cmdRegister(e *env, args []string) error {
 
 func cmdRecover(e *env, args []string) error {
 	fs := e.flags("recover", "")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	if e.apiKey != "" {
-		return usagef("recover needs the identity file (the party key), not -api-key")
-	}
-	c, _, err := e.client()
+	c, ctx, cancel, err := e.connect(fs, args, func() error {
+		if e.apiKey != "" {
+			return usagef("recover needs the identity file (the party key), not -api-key")
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	if _, err := c.RecoverKey(ctx); err != nil {
 		return err

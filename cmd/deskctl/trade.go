@@ -35,40 +35,14 @@ func cmdRFQ(e *env, args []string) error {
 			}
 		})
 	case "cancel":
-		fs := e.flags("rfq cancel", "RFQ_ID")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usagef("rfq cancel RFQ_ID")
-		}
-		c, _, err := e.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := e.call()
-		defer cancel()
-		if err := c.CancelRFQ(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		return e.emit(map[string]string{"cancelled": fs.Arg(0)}, func(w *tabwriter.Writer) { row(w, "cancelled", fs.Arg(0)) })
+		return onID(e, "rfq cancel", "RFQ_ID", "cancelled", args, (*client.Client).CancelRFQ)
 	case "history":
 		fs := e.flags("rfq history", "")
 		limit := fs.Int("limit", 0, "newest N rows (1-500; default the desk's 100)")
-		if err := e.parse(fs, args); err != nil {
-			return err
+		history := func(c *client.Client, ctx context.Context) ([]client.RFQHistory, error) {
+			return c.RFQHistory(ctx, *limit)
 		}
-		c, _, err := e.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := e.call()
-		defer cancel()
-		h, err := c.RFQHistory(ctx, *limit)
-		if err != nil {
-			return err
-		}
-		return e.emit(h, func(w *tabwriter.Writer) {
+		return query(e, fs, args, history, func(h []client.RFQHistory, w *tabwriter.Writer) {
 			row(w, "AT", "RFQ", "KIND", "SIDE", "QTY", "PAIR", "QUOTES", "BEST", "REASON")
 			for _, x := range h {
 				row(w, x.At.Format(time.RFC3339), x.RFQID, x.Kind, x.Direction, x.Qty, x.Base+"/"+x.Quote, x.QuoteCount, or(string(x.BestPrice), "-"), x.Reason)
@@ -94,11 +68,10 @@ func rfqCreate(e *env, args []string) error {
 	if (dir != client.Sell && dir != client.Buy) || err != nil || *base == "" || *quote == "" {
 		return usagef("rfq create needs -side SELL|BUY, -qty (a decimal), -base and -quote")
 	}
-	c, _, err := e.client()
+	c, ctx, cancel, err := e.session()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	var invited []string
 	for _, m := range strings.Split(*makers, ",") {
@@ -148,11 +121,10 @@ func cmdQuote(e *env, args []string) error {
 		if *rfq == "" || err != nil {
 			return usagef("quote submit needs -rfq and -price (a decimal)")
 		}
-		c, _, err := e.client()
+		c, ctx, cancel, err := e.session()
 		if err != nil {
 			return err
 		}
-		ctx, cancel := e.call()
 		defer cancel()
 		req := client.QuoteRequest{RFQID: *rfq, Price: p}
 		if *validFor > 0 {
@@ -173,36 +145,18 @@ func cmdQuote(e *env, args []string) error {
 			row(w, "signed", fmt.Sprintf("%d allocation(s); the quote is live once they land", len(q.Actions)))
 		})
 	case "delete":
-		fs := e.flags("quote delete", "QUOTE_ID")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usagef("quote delete QUOTE_ID")
-		}
-		c, _, err := e.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := e.call()
-		defer cancel()
-		if err := c.CancelQuote(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		return e.emit(map[string]string{"deleted": fs.Arg(0)}, func(w *tabwriter.Writer) { row(w, "deleted", fs.Arg(0)) })
+		return onID(e, "quote delete", "QUOTE_ID", "deleted", args, (*client.Client).CancelQuote)
 	case "delete-all":
 		fs := e.flags("quote delete-all", "")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 0 {
-			return usagef("quote delete-all takes no argument")
-		}
-		c, _, err := e.client()
+		c, ctx, cancel, err := e.connect(fs, args, func() error {
+			if fs.NArg() != 0 {
+				return usagef("quote delete-all takes no argument")
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		ctx, cancel := e.call()
 		defer cancel()
 		res, err := c.CancelAllQuotes(ctx)
 		if err != nil {
@@ -326,25 +280,13 @@ func cmdTrades(e *env, args []string) error {
 	fs := e.flags("trades", "")
 	limit := fs.Int("limit", 0, "newest N trades (1-500; default the desk's 100)")
 	asMaker := fs.Bool("maker", false, "only trades where I was the maker (GET /maker/trades)")
-	if err := e.parse(fs, args); err != nil {
-		return err
+	trades := func(c *client.Client, ctx context.Context) ([]client.Trade, error) {
+		if *asMaker {
+			return c.MakerTrades(ctx, *limit)
+		}
+		return c.Trades(ctx, *limit)
 	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := e.call()
-	defer cancel()
-	var trades []client.Trade
-	if *asMaker {
-		trades, err = c.MakerTrades(ctx, *limit)
-	} else {
-		trades, err = c.Trades(ctx, *limit)
-	}
-	if err != nil {
-		return err
-	}
-	return e.emit(trades, tradeTable(trades))
+	return query(e, fs, args, trades, func(trades []client.Trade, w *tabwriter.Writer) { tradeTable(trades)(w) })
 }
 
 func cmdStream(e *env, args []string) error {

@@ -12,14 +12,10 @@ import (
 func cmdFaucet(e *env, args []string) error {
 	fs := e.flags("faucet", "")
 	accept := fs.Bool("accept", false, "wait for the deposits, accept and sign them")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
+	c, ctx, cancel, err := e.connect(fs, args, nil)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	draw, err := c.Faucet(ctx)
 	if err != nil {
@@ -97,17 +93,15 @@ func cmdDeposits(e *env, args []string) error {
 	case "accept":
 		fs := e.flags("deposits accept", "(-all | CID...)")
 		all := fs.Bool("all", false, "accept every deposit in the inbox")
-		if err := e.parse(fs, args); err != nil {
-			return err
-		}
-		if *all == (fs.NArg() > 0) {
-			return usagef("deposits accept: give -all or one or more CIDs")
-		}
-		c, _, err := e.client()
+		c, ctx, cancel, err := e.connect(fs, args, func() error {
+			if *all == (fs.NArg() > 0) {
+				return usagef("deposits accept: give -all or one or more CIDs")
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		ctx, cancel := e.call()
 		defer cancel()
 		in, err := c.IncomingTransfers(ctx)
 		if err != nil {
@@ -155,11 +149,10 @@ func cmdWithdraw(e *env, args []string) error {
 	if *symbol == "" || *to == "" || err != nil {
 		return usagef("withdraw needs -symbol, -amount (a decimal such as 1.5) and -to (a full party id)")
 	}
-	c, _, err := e.client()
+	c, ctx, cancel, err := e.session()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	acts, err := c.Withdraw(ctx, client.WithdrawRequest{Symbol: *symbol, Amount: amt, Receiver: *to})
 	if err != nil {
@@ -190,14 +183,10 @@ func actionTable(acts []client.SignAction) func(w *tabwriter.Writer) {
 
 func cmdSign(e *env, args []string) error {
 	fs := e.flags("sign", "[ACTION_ID...]")
-	if err := e.parse(fs, args); err != nil {
-		return err
-	}
-	c, _, err := e.client()
+	c, ctx, cancel, err := e.connect(fs, args, nil)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := e.call()
 	defer cancel()
 	acts, err := c.PendingActions(ctx)
 	if err != nil {

@@ -30,25 +30,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 	"github.com/deskco/rfqdesk/machine"
 )
 
-func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("loadgen"))
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.MainInterruptible("loadgen", run) }
 
 // options are the command line.
 type options struct {

@@ -41,25 +41,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/strategy"
 )
 
 func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("makerbot"))
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr, os.Getenv)
-	stop()
-	os.Exit(code)
+	cli.MainInterruptible("makerbot", func(ctx context.Context, args []string, _, stderr io.Writer) int {
+		return run(ctx, args, stderr, os.Getenv)
+	})
 }
 
 // config is the bot's command line.

@@ -30,16 +30,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 )
 
-func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("mutate"))
-		return
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { cli.Main("mutate", run) }
 
 // budget is what each mutant gets.
 type budget struct {

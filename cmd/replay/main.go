@@ -21,7 +21,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/deskco/rfqdesk/internal/buildinfo"
+	"github.com/deskco/rfqdesk/internal/cli"
 )
 
 // Exit statuses.
@@ -77,13 +77,7 @@ Exit status:
 flags:
 `
 
-func main() {
-	if buildinfo.Requested(os.Args[1:]) {
-		fmt.Println(buildinfo.Read().Line("replay"))
-		return
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { cli.Main("replay", run) }
 
 // config is the parsed command line.
 type config struct {

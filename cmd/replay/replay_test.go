@@ -63,15 +63,8 @@ func record(t *testing.T) (recorded, error) {
 	}
 	// The fixture outlives the first test; remove it when the package's tests end.
 	fixtureDirs = append(fixtureDirs, dir)
-	cat := []machine.Instrument{
-		{Symbol: "cbtc", Display: "CBTC", Decimals: 8, USDPrice: money.MustParse("100000"), FaucetAmount: money.MustParse("1"), RegistryID: "cbtc-registry"},
-		{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("100000"), RegistryID: "usdcx-registry"},
-	}
-	cfg := machine.DefaultConfig()
-	cfg.Seed = 7
-	cfg.Instruments = cat
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	cfg.FaucetCooldown = 0
+	cat := drive.Catalog("1", "100000")
+	cfg := drive.Config(7, cat, 25)
 	clock := ledgersim.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	events := drive.NewEvents()
 	n, err := node.Open(node.Options{
@@ -90,11 +83,11 @@ func record(t *testing.T) (recorded, error) {
 	d.Fund(maker, 2)
 	d.Fund(taker, 2)
 	clock.Advance(time.Second)
-	first := trade(d, events, maker, taker)
+	first := d.Trade(events, maker, taker)
 	d.Sign(taker, first.Actions)
 	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
 	clock.Advance(time.Second)
-	trade(d, events, maker, taker) // accepted, the taker has not signed
+	d.Trade(events, maker, taker) // accepted, the taker has not signed
 	clock.Advance(time.Second)
 	d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Buy, Qty: money.MustParse("0.1"),
 		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{maker.Hint}, TTLSeconds: 600}), 200)
@@ -131,18 +124,6 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(d)
 	}
 	os.Exit(code)
-}
-
-// trade runs an RFQ from taker to maker up to the accept and returns the trade answer.
-func trade(d drive.Driver, events *drive.Events, maker, taker drive.Party) machine.TradeWithActionsDTO {
-	rfq := d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Sell, Qty: money.MustParse("0.1"),
-		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{maker.Hint}, TTLSeconds: 600}), 200).(machine.RfqDTO)
-	q := d.Must(d.Do(machine.SubmitQuote{Req: maker.Req(), RFQID: rfq.RfqID, Price: money.MustParse("50000")}), 200).(machine.QuoteWithActionsDTO)
-	d.Sign(maker, q.Actions)
-	events.WaitFor(d.T, maker.ID, machine.EvQuoteAnchored, func(e machine.Event) bool {
-		return e.Payload.(machine.QuoteAnchoredPayload).QuoteID == q.QuoteID
-	})
-	return d.Must(d.Do(machine.AcceptQuote{Req: taker.Req(), QuoteID: q.QuoteID}), 202).(machine.TradeWithActionsDTO)
 }
 
 // readAll reads every record of a closed journal directory.

@@ -12,7 +12,8 @@ import (
 )
 
 // TestEveryCommandTakesVersion: the main function of every command under cmd/ begins by
-// answering -version through this package, so a new command cannot ship without it.
+// answering -version through this package, directly or through package cli (cli.Main,
+// cli.MainInterruptible), so a new command cannot ship without it.
 func TestEveryCommandTakesVersion(t *testing.T) {
 	mains, err := filepath.Glob("../../cmd/*/main.go")
 	if err != nil {
@@ -28,7 +29,7 @@ func TestEveryCommandTakesVersion(t *testing.T) {
 		}
 		command := filepath.Base(filepath.Dir(file))
 		if !answersVersionFirst(f, command) {
-			t.Errorf("%s: main does not begin with `if buildinfo.Requested(os.Args[1:]) { fmt.Println(buildinfo.Read().Line(%q)); return }`", file, command)
+			t.Errorf("%s: main does not begin with `cli.Main(%q, …)`, `cli.MainInterruptible(%q, …)` or `if buildinfo.Requested(os.Args[1:]) { fmt.Println(buildinfo.Read().Line(%q)); return }`", file, command, command, command)
 		}
 	}
 }
@@ -40,6 +41,9 @@ func answersVersionFirst(f *ast.File, command string) bool {
 		fn, ok := decl.(*ast.FuncDecl)
 		if !ok || fn.Name.Name != "main" || fn.Recv != nil || fn.Body == nil || len(fn.Body.List) == 0 {
 			continue
+		}
+		if call, ok := fn.Body.List[0].(*ast.ExprStmt); ok {
+			return callsCLI(call.X, command)
 		}
 		stmt, ok := fn.Body.List[0].(*ast.IfStmt)
 		if !ok || !isCall(stmt.Cond, "buildinfo", "Requested") || len(stmt.Body.List) != 2 {
@@ -64,6 +68,20 @@ func answersVersionFirst(f *ast.File, command string) bool {
 		return ok && lit.Value == `"`+command+`"`
 	}
 	return false
+}
+
+// callsCLI reports whether e is cli.Main or cli.MainInterruptible under the command's own
+// name (which answer -version first).
+func callsCLI(e ast.Expr, command string) bool {
+	if !isCall(e, "cli", "Main") && !isCall(e, "cli", "MainInterruptible") {
+		return false
+	}
+	args := e.(*ast.CallExpr).Args
+	if len(args) != 2 {
+		return false
+	}
+	lit, ok := args[0].(*ast.BasicLit)
+	return ok && lit.Value == `"`+command+`"`
 }
 
 // isCall reports whether e calls pkg.name (any receiver when pkg is empty).

@@ -83,6 +83,19 @@ func (o op) write(e *Encoder) {
 	}
 }
 
+// sameSlices fails the test unless got and want are both nil or both not, and equal element
+// by element as same says.
+func sameSlices[E any](t *rapid.T, what string, got, want []E, same func(a, b E) bool) {
+	if (got == nil) != (want == nil) || len(got) != len(want) {
+		t.Fatalf("%s: got %#v, want %#v", what, got, want)
+	}
+	for k := range got {
+		if !same(got[k], want[k]) {
+			t.Fatalf("%s[%d]: got %#v, want %#v", what, k, got[k], want[k])
+		}
+	}
+}
+
 func (o op) check(t *rapid.T, d *Decoder) {
 	var got, want any
 	switch o.kind {
@@ -109,26 +122,10 @@ func (o op) check(t *rapid.T, d *Decoder) {
 		}
 		return
 	case 9:
-		ss := d.Strs()
-		if (ss == nil) != (o.ss == nil) || len(ss) != len(o.ss) {
-			t.Fatalf("Strs: got %q, want %q", ss, o.ss)
-		}
-		for k := range ss {
-			if ss[k] != o.ss[k] {
-				t.Fatalf("Strs[%d]: got %q, want %q", k, ss[k], o.ss[k])
-			}
-		}
+		sameSlices(t, "Strs", d.Strs(), o.ss, func(a, b string) bool { return a == b })
 		return
 	case 10:
-		bb := d.ByteSlices()
-		if (bb == nil) != (o.bb == nil) || len(bb) != len(o.bb) {
-			t.Fatalf("ByteSlices: got %v, want %v", bb, o.bb)
-		}
-		for k := range bb {
-			if (bb[k] == nil) != (o.bb[k] == nil) || !bytes.Equal(bb[k], o.bb[k]) {
-				t.Fatalf("ByteSlices[%d]: got %v, want %v", k, bb[k], o.bb[k])
-			}
-		}
+		sameSlices(t, "ByteSlices", d.ByteSlices(), o.bb, func(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) })
 		return
 	case 11:
 		tm := d.Time()
@@ -149,19 +146,26 @@ func (o op) check(t *rapid.T, d *Decoder) {
 	}
 }
 
+// drawEncoded draws min to max values and encodes them in order; an encoding error fails
+// the test.
+func drawEncoded(t *rapid.T, min, max int) ([]op, []byte) {
+	ops := rapid.SliceOfN(rapid.Custom(genOp), min, max).Draw(t, "ops")
+	var e Encoder
+	for _, o := range ops {
+		o.write(&e)
+	}
+	if e.Err() != nil {
+		t.Fatal(e.Err())
+	}
+	return ops, e.B
+}
+
 // TestRoundTrip: any sequence of values reads back as written, with nothing left over,
 // through both the plain and the bulk decoder.
 func TestRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ops := rapid.SliceOfN(rapid.Custom(genOp), 0, 20).Draw(t, "ops")
-		var e Encoder
-		for _, o := range ops {
-			o.write(&e)
-		}
-		if e.Err() != nil {
-			t.Fatal(e.Err())
-		}
-		for _, d := range []*Decoder{NewDecoder(e.B), NewBulkDecoder(e.B)} {
+		ops, b := drawEncoded(t, 0, 20)
+		for _, d := range []*Decoder{NewDecoder(b), NewBulkDecoder(b)} {
 			for _, o := range ops {
 				o.check(t, d)
 			}
@@ -176,13 +180,9 @@ func TestRoundTrip(t *testing.T) {
 // reads past the input.
 func TestTruncatedNeverPanics(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ops := rapid.SliceOfN(rapid.Custom(genOp), 1, 10).Draw(t, "ops")
-		var e Encoder
-		for _, o := range ops {
-			o.write(&e)
-		}
-		cut := rapid.IntRange(0, len(e.B)-1).Draw(t, "cut")
-		d := NewDecoder(e.B[:cut])
+		ops, b := drawEncoded(t, 1, 10)
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		d := NewDecoder(b[:cut])
 		for _, o := range ops {
 			switch o.kind {
 			case 9:
