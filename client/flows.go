@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
-	"strings"
 )
 
 // Register self-registers a new maker party named displayName and returns its identity,
@@ -25,9 +24,8 @@ func (c *Client) Register(ctx context.Context, displayName string) (*Identity, e
 	if err != nil {
 		return nil, fmt.Errorf("client: register: %w", err)
 	}
-	fp := Fingerprint(key.Public().(ed25519.PublicKey))
-	if !strings.HasSuffix(start.PartyID, "::"+fp) {
-		return nil, fmt.Errorf("client: register: party id %q is not bound to our public key (want suffix ::%s)", start.PartyID, fp)
+	if err := VerifyPartyID(start.PartyID, key.Public().(ed25519.PublicKey)); err != nil {
+		return nil, fmt.Errorf("client: register: %w", err)
 	}
 	c.mu.Lock()
 	c.key = key // the party is bound to it from now on, whatever happens next

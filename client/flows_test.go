@@ -55,7 +55,8 @@ func newFakeDesk(t *testing.T) (*fakeDesk, *httptest.Server) {
 	d := &fakeDesk{t: t, regs: map[string]fakeReg{}, keys: map[string]string{}, pubs: map[string][]byte{},
 		challenges: map[string]string{}, actions: map[string][]byte{}}
 	d.partyIDFor = func(hint string, pub []byte) string {
-		sum := sha256.Sum256(pub)
+		// Canton's key fingerprint, computed here apart from the client's Fingerprint.
+		sum := sha256.Sum256(append([]byte{0, 0, 0, 12}, pub...))
 		return hint + "::1220" + hex.EncodeToString(sum[:])
 	}
 	mux := http.NewServeMux()
@@ -349,6 +350,24 @@ func TestRegisterRefusesForeignPartyID(t *testing.T) {
 	}
 	if c.APIKey() != "" {
 		t.Error("client adopted a key from a refused registration")
+	}
+}
+
+// TestRegisterRefusesLegacyPartyID: a desk that still forms party ids the old way (the
+// SHA-256 of the raw key alone) is refused with an error that names that form, and the
+// client adopts nothing.
+func TestRegisterRefusesLegacyPartyID(t *testing.T) {
+	d, srv := newFakeDesk(t)
+	d.partyIDFor = func(hint string, pub []byte) string {
+		sum := sha256.Sum256(pub)
+		return hint + "::1220" + hex.EncodeToString(sum[:])
+	}
+	c, _ := New(srv.URL)
+	if _, err := c.Register(context.Background(), "Bob"); err == nil || !strings.Contains(err.Error(), "SHA-256 of the raw key") {
+		t.Fatalf("old-form party id: %v, want a refusal naming the old form", err)
+	}
+	if c.APIKey() != "" || c.PartyID() != "" {
+		t.Error("client adopted an identity from a refused registration")
 	}
 }
 

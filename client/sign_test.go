@@ -76,9 +76,41 @@ func TestKeyHelpers(t *testing.T) {
 	if got, _ := base64.StdEncoding.DecodeString(PublicKeyBase64(key)); !bytes.Equal(got, pub) {
 		t.Error("PublicKeyBase64 is not the raw public key")
 	}
-	sum := sha256.Sum256(pub)
-	if fp := Fingerprint(pub); fp != "1220"+hex.EncodeToString(sum[:]) || len(fp) != 68 {
+	if fp := Fingerprint(pub); len(fp) != 68 || fp[:4] != "1220" {
 		t.Errorf("Fingerprint = %q", fp)
+	}
+}
+
+// TestFingerprintCanton pins Fingerprint to Canton's key fingerprint, computed by hand for
+// the public key of RFC 8032's first Ed25519 test vector: SHA-256 over the 4-byte big-endian
+// hash purpose 12 (HashPurpose.PublicKeyFingerprint) and the raw key, after the multihash
+// prefix 1220 (Canton: crypto/CryptoKeys.scala, Fingerprint.create; ledgersim has the same
+// vector). A party id in the earlier form, the SHA-256 of the raw key alone, is refused
+// saying so; one of another key is refused as not bound.
+func TestFingerprintCanton(t *testing.T) {
+	pub, err := hex.DecodeString("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "1220035a791d845bbb8195615e7eccd7a57c2ec4075c2e88695f194bab4e0194a889"
+	if fp := Fingerprint(pub); fp != want {
+		t.Fatalf("Fingerprint = %s, want %s", fp, want)
+	}
+	if err := VerifyPartyID("bob-1a2b3c::"+want, pub); err != nil {
+		t.Errorf("VerifyPartyID of the right id: %v", err)
+	}
+	const old = "122021fe31dfa154a261626bf854046fd2271b7bed4b6abe45aa58877ef47f9721b9" // SHA-256 of the raw key
+	if err := VerifyPartyID("bob-1a2b3c::"+old, pub); err == nil || !strings.Contains(err.Error(), "SHA-256 of the raw key") {
+		t.Errorf("VerifyPartyID of the old form: %v, want a refusal naming the old form", err)
+	}
+	other := testPrivateKey(2).Public().(ed25519.PublicKey)
+	for _, id := range []string{"bob-1a2b3c::" + Fingerprint(other), want, "::" + want, "bob::1220"} {
+		if err := VerifyPartyID(id, pub); err == nil {
+			t.Errorf("VerifyPartyID(%q) accepted", id)
+		}
+	}
+	if err := VerifyPartyID("bob::"+want, pub[:31]); err == nil {
+		t.Error("VerifyPartyID accepted a short key")
 	}
 }
 

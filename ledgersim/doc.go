@@ -5,8 +5,9 @@
 // # Model
 //
 //   - Parties. An external party holds an Ed25519 key; its id is
-//     "<hint>::1220<hex SHA-256 of the raw public key>". OnboardExternal returns the
-//     topology transactions whose 34-byte multihashes the party signs;
+//     "<hint>::1220<64 hex>", the hex being Canton's key fingerprint: SHA-256 over the
+//     4-byte big-endian hash purpose 12 and the raw public key (Fingerprint).
+//     OnboardExternal returns the topology transactions whose 34-byte multihashes the party signs;
 //     CompleteOnboarding allocates it once every signature verifies. Internal parties
 //     (operator, fee party, faucet reservoir, house parties) are signed for by the desk:
 //     their key derives from the seed and hint, and they act through Submit.

@@ -19,6 +19,9 @@ const (
 	// PurposeTopologyTransaction is Canton's HashPurpose for topology transaction
 	// signatures (11).
 	PurposeTopologyTransaction int32 = 11
+	// PurposePublicKeyFingerprint is Canton's HashPurpose for a public key's fingerprint
+	// (12), the hex a party id carries after "::".
+	PurposePublicKeyFingerprint int32 = 12
 	// PurposePreparedTransaction is the purpose of prepared-transaction hashes (48, the
 	// value Canton's external-signing hashing scheme prefixes).
 	PurposePreparedTransaction int32 = 48
@@ -269,14 +272,22 @@ func TopologyHash(content []byte) []byte {
 	return h.Sum(out)
 }
 
-// Fingerprint returns the multihash fingerprint of a public key as the party id carries
-// it: "1220" followed by the hex SHA-256 of the raw key (DECISIONS.md).
+// Fingerprint returns Canton's fingerprint of an Ed25519 public key as a party id carries
+// it: the hex of the multihash 0x12 0x20 ‖ SHA-256(int32BE(PurposePublicKeyFingerprint) ‖
+// the raw 32-byte key), so "1220" and 64 hex digits. Canton forms it so
+// (crypto/CryptoKeys.scala, Fingerprint.create: Hash.digest(HashPurpose.PublicKeyFingerprint,
+// key bytes, Sha256)); ENCODING.md, "Party ids".
 func Fingerprint(pub ed25519.PublicKey) string {
-	sum := sha256.Sum256(pub)
-	return "1220" + hex.EncodeToString(sum[:])
+	h := sha256.New()
+	var p [4]byte
+	binary.BigEndian.PutUint32(p[:], uint32(PurposePublicKeyFingerprint))
+	h.Write(p[:])
+	h.Write(pub)
+	var sum [sha256.Size]byte
+	return "1220" + hex.EncodeToString(h.Sum(sum[:0]))
 }
 
-// PartyID returns the party id of a hint and a public key: "<hint>::1220<sha256 hex>".
+// PartyID returns the party id of a hint and a public key: "<hint>::" + Fingerprint(pub).
 func PartyID(hint string, pub ed25519.PublicKey) string {
 	return hint + "::" + Fingerprint(pub)
 }

@@ -2,6 +2,9 @@ package ledgersim
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,23 +135,26 @@ func TestListInstrumentReplaysAndRestores(t *testing.T) {
 	}
 }
 
-// TestRestoreVersion2: a version 2 snapshot (no instruments listed after genesis) is
-// still read; it is the version 3 form without that section.
-func TestRestoreVersion2(t *testing.T) {
+// TestRestoreRefusesOldFingerprintVersions: snapshots of versions 2 and 3 (the layouts
+// before and after the section of instruments listed after genesis) hold party ids whose
+// hex is the SHA-256 of the raw key alone; Restore refuses both, naming the versions and
+// why, rather than restore a state today's ledger never reaches.
+func TestRestoreRefusesOldFingerprintVersions(t *testing.T) {
 	e := snapshotScenario(t)
 	snap := snapshotOf(t, e.l)
-	v2 := versionTwo(t, e.l, snap)
-	r, err := Restore(e.l.Config(), v2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Digest() != e.l.Digest() {
-		t.Fatal("a version 2 snapshot restored to another digest")
+	v3 := bytes.Clone(snap)
+	v3[len(snapshotMagic)] = 3
+	for v, old := range map[int][]byte{2: versionTwo(t, e.l, snap), 3: v3} {
+		_, err := Restore(e.l.Config(), old)
+		want := fmt.Sprintf("snapshot version %d, this build reads only version 4: its party ids carry the SHA-256 of the raw key, not Canton's fingerprint", v)
+		if err == nil || !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), want) {
+			t.Errorf("version %d: Restore = %v, want an ErrSnapshot naming %q", v, err, want)
+		}
 	}
 }
 
-// versionTwo rewrites a version 3 snapshot of a ledger with no instrument listed after
-// genesis as version 2: the version byte, and the empty section (one zero byte) gone.
+// versionTwo rewrites a snapshot of a ledger with no instrument listed after genesis in
+// version 2's layout: the version byte, and the empty section (one zero byte) gone.
 func versionTwo(t *testing.T, l *Ledger, snap []byte) []byte {
 	t.Helper()
 	// The section follows the genesis instruments; find it by re-encoding their prefix.
@@ -165,6 +171,6 @@ func versionTwo(t *testing.T, l *Ledger, snap []byte) []byte {
 	at += len(w.B)
 	out := append([]byte(nil), snap[:at]...)
 	out = append(out, snap[at+1:]...)
-	out[len(snapshotMagic)] = snapshotVersion2
+	out[len(snapshotMagic)] = 2
 	return out
 }

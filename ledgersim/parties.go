@@ -164,8 +164,8 @@ func (l *Ledger) applyComplete(in *Input, replay bool) error {
 }
 
 // AllocateInternal allocates (or finds) the internal, desk-signed party of hint. Its
-// identity is deterministic: the fingerprint is the SHA-256 of a key derived from the
-// seed and the hint, so the same Config always yields the same party id.
+// identity is deterministic: its id carries the fingerprint (Fingerprint) of a key derived
+// from the seed and the hint, so the same Config always yields the same party id.
 func (l *Ledger) AllocateInternal(hint string) (string, error) {
 	return faulted(l, CallInfo{Op: "allocate-internal", PartyID: hint},
 		func() (string, error) { return l.allocateInternal(hint) })

@@ -14,13 +14,15 @@ import (
 )
 
 // SnapshotVersion is the version of the snapshot encoding (ENCODING.md, "Snapshots").
-// Version 3 added the instruments listed after genesis; Restore also reads version 2
-// (which has none) and refuses any other.
-const SnapshotVersion byte = 3
+// Version 3 added the instruments listed after genesis; version 4 has version 3's layout
+// with party ids carrying Canton's key fingerprint (Fingerprint). Restore reads only
+// version 4: an earlier snapshot's party ids were formed the old way, and no state
+// rebuilt from them is the one today's ledger reaches.
+const SnapshotVersion byte = 4
 
-// snapshotVersion2 is the previous version, still read: version 3 without the section
-// of instruments listed after genesis.
-const snapshotVersion2 byte = 2
+// snapshotOldFingerprint is the last version whose party ids carried the SHA-256 of
+// the raw key alone, named when such a snapshot is refused.
+const snapshotOldFingerprint byte = 3
 
 // snapshotMagic leads every snapshot, followed by SnapshotVersion.
 const snapshotMagic = "ledgersim-snapshot"
@@ -407,8 +409,11 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	}
 	r := &snapReader{Decoder: *wire.NewDecoder(b[len(snapshotMagic):])}
 	version := r.U8()
-	if r.Err() == nil && version != SnapshotVersion && version != snapshotVersion2 {
-		return fmt.Errorf("snapshot version %d, this build reads versions %d and %d", version, snapshotVersion2, SnapshotVersion)
+	if r.Err() == nil && version != SnapshotVersion {
+		if version <= snapshotOldFingerprint {
+			return fmt.Errorf("snapshot version %d, this build reads only version %d: its party ids carry the SHA-256 of the raw key, not Canton's fingerprint", version, SnapshotVersion)
+		}
+		return fmt.Errorf("snapshot version %d, this build reads only version %d", version, SnapshotVersion)
 	}
 	if err := r.genesis(&l.cfg); err != nil {
 		return err
@@ -485,10 +490,8 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	if l.cfg.Faucet.Reservoir != "" {
 		st.reservoir = st.internalByHint[l.cfg.Faucet.Reservoir]
 	}
-	if version >= SnapshotVersion {
-		if err := l.readAdded(r); err != nil {
-			return err
-		}
+	if err := l.readAdded(r); err != nil {
+		return err
 	}
 
 	// Contracts.

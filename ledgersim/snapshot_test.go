@@ -339,7 +339,7 @@ func TestRestoreRefuses(t *testing.T) {
 			s = bytes.Clone(s)
 			s[len(snapshotMagic)]++
 			return s
-		}, fmt.Sprintf("snapshot version %d, this build reads versions %d and %d", SnapshotVersion+1, snapshotVersion2, SnapshotVersion)},
+		}, fmt.Sprintf("snapshot version %d, this build reads only version %d", SnapshotVersion+1, SnapshotVersion)},
 		{"not a snapshot", func(c *Config, s []byte) []byte { return []byte("{}") }, "not a ledger snapshot"},
 		{"trailing bytes", func(c *Config, s []byte) []byte { return append(bytes.Clone(s), 0) }, "after the end"},
 		{"digest", func(c *Config, s []byte) []byte {

@@ -9,7 +9,7 @@ import (
 
 // Party is an allocated ledger party.
 type Party struct {
-	// ID is "<hint>::1220<sha256(public key) hex>".
+	// ID is "<hint>::" + Fingerprint(public key): "1220" and 64 hex digits.
 	ID string
 	// Hint is the part of the id before "::".
 	Hint string

@@ -85,7 +85,9 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 	}
 	switch c.Op {
 	case OpOnboard:
-		fp := sha256.Sum256(c.PublicKey)
+		// Canton's key fingerprint: SHA-256 over the hash purpose 12 (4 bytes, big-endian)
+		// and the raw key.
+		fp := sha256.Sum256(append([]byte{0, 0, 0, 12}, c.PublicKey...))
 		res.PartyID = c.Hint + "::1220" + hex.EncodeToString(fp[:])
 		h := sha256.Sum256([]byte("topology:" + res.PartyID))
 		hash := append([]byte{0x12, 0x20}, h[:]...)

@@ -20,11 +20,7 @@ func EncodeDeskGenesis(cfg machine.Config) ([]byte, error) {
 
 // EncodeLedgerGenesis renders the first record of a ledger journal exactly as Open writes it.
 func EncodeLedgerGenesis(spec LedgerSpec) ([]byte, error) {
-	rec, err := json.Marshal(genesisRecord{Kind: "ledger-genesis", Ledger: &spec})
-	if err != nil {
-		return nil, fmt.Errorf("encode ledger genesis: %w", err)
-	}
-	return rec, nil
+	return ledgerGenesisRecord(spec)
 }
 
 // EncodeLedgerInput renders one ledger input as the process's recorder journals it: its

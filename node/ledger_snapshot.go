@@ -65,6 +65,9 @@ func readLedgerGenesis(log journal.Log) (LedgerSpec, error) {
 		if err := readFirst(log, &g); err != nil || g.Ledger == nil {
 			return LedgerSpec{}, fmt.Errorf("read the ledger genesis record: %v", err)
 		}
+		if err := checkLedgerVersion(g); err != nil {
+			return LedgerSpec{}, err
+		}
 		return *g.Ledger, nil
 	}
 	_, data, ok, err := log.LoadSnapshot()

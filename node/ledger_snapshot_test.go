@@ -29,7 +29,7 @@ func ledgerNode(t *testing.T, log journal.Log, spec LedgerSpec, clk Clock) (*Nod
 	t.Helper()
 	n := &Node{ledgerLog: log, ledgerSpec: spec, log: slog.New(slog.DiscardHandler)}
 	if log.LastSeq() == 0 {
-		rec, err := json.Marshal(genesisRecord{Kind: "ledger-genesis", Ledger: &spec})
+		rec, err := ledgerGenesisRecord(spec)
 		if err != nil {
 			t.Fatal(err)
 		}

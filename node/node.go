@@ -172,7 +172,9 @@ type Recovery struct {
 type genesisRecord struct {
 	Kind   string          `json:"kind"` // "desk-genesis" or "ledger-genesis"
 	Config *machine.Config `json:"config,omitempty"`
-	Ledger *LedgerSpec     `json:"ledger,omitempty"`
+	// LedgerVersion is a ledger genesis's LedgerGenesisVersion (absent: version 1).
+	LedgerVersion int         `json:"ledgerVersion,omitempty"`
+	Ledger        *LedgerSpec `json:"ledger,omitempty"`
 }
 
 // Open starts a node: it creates or recovers the ledger and the desk and starts the loop
@@ -309,9 +311,9 @@ func (n *Node) ledgerGenesis(spec LedgerSpec) (LedgerSpec, error) {
 		return spec, nil
 	}
 	if n.ledgerLog.LastSeq() == 0 {
-		rec, err := json.Marshal(genesisRecord{Kind: "ledger-genesis", Ledger: &spec})
+		rec, err := ledgerGenesisRecord(spec)
 		if err != nil {
-			return spec, fmt.Errorf("encode ledger genesis: %w", err)
+			return spec, err
 		}
 		if _, err := n.ledgerLog.Append(context.Background(), rec); err != nil {
 			return spec, fmt.Errorf("journal ledger genesis: %w", err)

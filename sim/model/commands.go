@@ -165,15 +165,6 @@ func hintStem(name string) string {
 	return out
 }
 
-// legacyFingerprint is the form DECISIONS replaced on 2026-11-25 (the SHA-256 of the raw
-// key alone). The embedded ledger (ledgersim.Fingerprint, with its golden vectors and the
-// client's copy) still forms party ids this way; until it adopts the new form the model
-// accepts both, so that it judges everything else. Tighten to fingerprint alone then.
-func legacyFingerprint(pub []byte) string {
-	sum := sha256.Sum256(pub)
-	return "1220" + hex.EncodeToString(sum[:])
-}
-
 func (s *step) registerStart(c machine.RegisterStart) {
 	if len(c.PublicKey) != ed25519.PublicKeySize || len(c.DisplayName) == 0 || len(c.DisplayName) > 64 {
 		// DECISIONS: a 32-byte key and a display name of 1 to 64 characters.

@@ -51,7 +51,7 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 		switch {
 		case !strings.HasPrefix(d.RegistrationID, "reg_"):
 			s.failf("%s: registrationId %q lacks the reg_ prefix", what, d.RegistrationID)
-		case fp != fingerprint(req.PublicKey) && fp != legacyFingerprint(req.PublicKey):
+		case fp != fingerprint(req.PublicKey):
 			s.failf("%s: partyId %s does not end in the key's fingerprint %s", what, d.PartyID, fingerprint(req.PublicKey))
 		case !strings.HasPrefix(hint, req.Hint+"-") || len(hint) != len(req.Hint)+7:
 			s.failf("%s: the hint %q is not the display name's stem %q with a 6-character suffix", what, hint, req.Hint)
