@@ -120,6 +120,32 @@ func (c *Client) CancelAllQuotes(ctx context.Context) (*CancelledQuotes, error) 
 	return &out, nil
 }
 
+// Reasons a maker gives for declining an RFQ (DeclineRFQ).
+const (
+	DeclinePrice      = "price"
+	DeclineSize       = "size"
+	DeclineInventory  = "inventory"
+	DeclineInstrument = "instrument"
+	DeclineOther      = "other"
+)
+
+// Decline is a maker's decline of an RFQ, as GET /rfq/mine lists it: the maker's hint and
+// its latest reason.
+type Decline struct {
+	Maker  string `json:"maker"`
+	Reason string `json:"reason"`
+}
+
+// DeclineRFQ tells the taker that the caller, an invited maker, will not quote the RFQ
+// (POST /maker/rfq/{id}/decline), with one of the Decline… reasons. The caller's quote on
+// it, if pending and not settling, is revoked. A second decline replaces the reason.
+func (c *Client) DeclineRFQ(ctx context.Context, rfqID, reason string) error {
+	body := struct {
+		Reason string `json:"reason"`
+	}{reason}
+	return c.do(ctx, http.MethodPost, "/maker/rfq/"+url.PathEscape(rfqID)+"/decline", nil, body, true, nil)
+}
+
 // MakerTrades returns the key's party's settled trades, newest first (GET /maker/trades).
 // limit 0 leaves it to the desk (100); any other value is sent as is (valid: 1 to 500).
 func (c *Client) MakerTrades(ctx context.Context, limit int) ([]Trade, error) {

@@ -68,6 +68,8 @@ type callCase struct {
 func TestCalls(t *testing.T) {
 	rfqWithQuotes := wantRFQ
 	rfqWithQuotes.Quotes = []Quote{wantQuote}
+	rfqWithDeclines := rfqWithQuotes
+	rfqWithDeclines.Declines = []Decline{{Maker: "carol-123abc", Reason: DeclineSize}}
 	rfqIncoming := wantRFQ
 	rfqIncoming.MyQuote = &wantQuote
 	rfqIncomingNone := wantRFQ
@@ -161,6 +163,13 @@ func TestCalls(t *testing.T) {
 			want:     &CancelledQuotes{Revoked: []string{"q_1", "q_2"}, Settling: []string{"q_3"}},
 		},
 		{
+			name: "decline rfq",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return nil, c.DeclineRFQ(ctx, "rfq_1/x", DeclineSize)
+			},
+			method: "POST", path: "/maker/rfq/rfq_1%2Fx/decline", auth: true, reqBody: `{"reason":"size"}`, status: 204,
+		},
+		{
 			name:   "maker trades default limit",
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.MakerTrades(ctx, 0) },
 			method: "GET", path: "/maker/trades", auth: true, status: 200, respBody: `[` + tradeJSON + `]`,
@@ -212,8 +221,8 @@ func TestCalls(t *testing.T) {
 			name:   "my rfqs",
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.MyRFQs(ctx) },
 			method: "GET", path: "/rfq/mine", auth: true, status: 200,
-			respBody: `[` + rfqJSON[:len(rfqJSON)-1] + `,"quotes":[` + quoteJSON + `]}]`,
-			want:     []RFQ{rfqWithQuotes},
+			respBody: `[` + rfqJSON[:len(rfqJSON)-1] + `,"quotes":[` + quoteJSON + `],"declines":[{"maker":"carol-123abc","reason":"size"}]}]`,
+			want:     []RFQ{rfqWithDeclines},
 		},
 		{
 			name:   "cancel rfq",

@@ -235,6 +235,8 @@ type RFQ struct {
 	Open          bool      `json:"open"`
 	// Quotes is present only in GET /rfq/mine.
 	Quotes []Quote `json:"quotes,omitempty"`
+	// Declines is present only in GET /rfq/mine: the invited makers' declines.
+	Declines []Decline `json:"declines,omitempty"`
 	// MyQuote is present only in GET /rfq/incoming; nil when the caller has no quote.
 	MyQuote *Quote `json:"myQuote,omitempty"`
 }

@@ -25,8 +25,8 @@ type BalancesDTO struct {
 	Holdings []HoldingDTO `json:"holdings"`
 }
 
-// RfqDTO is an RFQ on the wire. Quotes is present only in GET /rfq/mine; MyQuote only in
-// the maker's incoming list (where null is meaningful).
+// RfqDTO is an RFQ on the wire. Quotes and Declines are present only in GET /rfq/mine;
+// MyQuote only in the maker's incoming list (where null is meaningful).
 type RfqDTO struct {
 	RfqID         string        `json:"rfqId"`
 	Taker         string        `json:"taker"`
@@ -39,6 +39,7 @@ type RfqDTO struct {
 	FeeBps        int           `json:"feeBps"`
 	Open          bool          `json:"open"`
 	Quotes        *[]QuoteDTO   `json:"quotes,omitempty"`
+	Declines      *[]DeclineDTO `json:"declines,omitempty"`
 }
 
 // IncomingRfqDTO is an element of GET /rfq/incoming: an RfqDTO with the caller's quote.

@@ -82,6 +82,9 @@ type RFQ struct {
 	ClosedAt      time.Time     `json:"closedAt"`
 	Quotes        []string      `json:"quotes"`        // every quote ever made on it, in order
 	SettlingTrade string        `json:"settlingTrade"` // the trade in flight, if any
+	// Declines are the invited makers' declines, in the order of each maker's first one
+	// (rfq_decline.go).
+	Declines []Decline `json:"declines,omitempty"`
 }
 
 func (r *RFQ) getState() State  { return r.State }

@@ -260,6 +260,8 @@ func (r reader) rfqMine() []RfqDTO {
 		lists[i], quotes = quotes[:counts[i]:counts[i]], quotes[counts[i]:]
 		out[i] = r.d.rfqDTOFrom(x, arena)
 		out[i].Quotes = &lists[i]
+		declines := r.d.declineDTOs(x)
+		out[i].Declines = &declines
 	}
 	return out
 }

@@ -26,6 +26,7 @@ func TestListReadsMatchRowByRow(t *testing.T) {
 	r2 := h.newRFQ(taker, Buy, "0.25", 90, m2)
 	h.live(m2, r2.RfqID, "61000")
 	r3 := h.newRFQ(taker, Sell, "0.1", 120, m1, m3) // no quote at all
+	h.ok(h.apply(DeclineRFQ{Req: m3.req(), RFQID: r3.RfqID, Reason: "size"}), 204)
 	r4 := h.newRFQ(taker, Sell, "0.2", 60, m3)
 	q4 := h.live(m3, r4.RfqID, "60500")
 	h.accept(taker, q4.QuoteID) // settling
@@ -41,6 +42,11 @@ func TestListReadsMatchRowByRow(t *testing.T) {
 				}
 			}
 			dto.Quotes = &quotes
+			declines := []DeclineDTO{}
+			for _, x := range x.Declines {
+				declines = append(declines, DeclineDTO{Maker: h.d.hintOf(x.Maker), Reason: x.Reason})
+			}
+			dto.Declines = &declines
 			out = append(out, dto)
 		}
 		return out

@@ -89,6 +89,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
+	writeDeclinesSection(e, d.RFQs)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -198,6 +199,11 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	if dec.Err() == nil && dec.Left() > 0 {
+		if err := readDeclinesSection(dec, d.RFQs); err != nil {
+			return nil, err
+		}
+	}
 	if dec.Err() != nil {
 		return nil, dec.Err()
 	}

@@ -490,6 +490,8 @@ func (a *actor) onEvent(e machine.Event) {
 			a.invites[p.RfqID] = p
 			if !s.liveness && a.rng.Float64() < a.pQuote {
 				s.after(a.uniform(50*time.Millisecond, 3*time.Second), func() { a.quote(p.RfqID) })
+			} else {
+				a.declineSoon(p.RfqID, 3, 50*time.Millisecond, 3*time.Second) // one it will not quote
 			}
 		}
 	case machine.RfqIDPayload:
@@ -517,9 +519,13 @@ func (a *actor) onEvent(e machine.Event) {
 			s.after(a.uniform(200*time.Millisecond, 8*time.Second), func() { a.deleteQuote(p.RfqID, p.QuoteID) })
 		case n < 5:
 			a.massCancelSoon(1, 200*time.Millisecond, 8*time.Second)
+		case n < 6:
+			a.declineSoon(p.RfqID, 1, 200*time.Millisecond, 8*time.Second) // after quoting
 		}
 	case machine.TradeStepPayload:
 		a.massCancelSoon(8, 10*time.Millisecond, time.Second) // while its trade settles
+		// A decline while its trade settles: its settling quote stays.
+		a.declineSoon(p.RfqID, 8, 10*time.Millisecond, time.Second)
 	case machine.QuoteDTO:
 		// A taker hears of each quote that lands on its RFQ (quote.created) and looks at
 		// its RFQs then, as a streaming client would, rather than only polling.

@@ -557,6 +557,8 @@ func (h *hostile) keyRace(in machine.Input, e *expectation) *expectation {
 		kh = c.KeyHash
 	case machine.Withdraw:
 		kh = c.KeyHash
+	case machine.DeclineRFQ:
+		kh = c.KeyHash
 	default:
 		return e
 	}
@@ -608,7 +610,7 @@ func (h *hostile) attack() {
 func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
-		h.rotatedKey, h.expiredRegistration, h.takerMassCancel}
+		h.rotatedKey, h.expiredRegistration, h.takerMassCancel, h.uninvitedDecline, h.badReasonDecline, h.unknownDecline}
 	if pick < 0 {
 		pick = -pick
 	}
@@ -1086,6 +1088,7 @@ func (h *hostile) deleted(quoteID string) {
 func (h *hostile) closed(rfqID string) {
 	h.again(func() machine.Input { return machine.SubmitQuote{Req: h.req(), RFQID: rfqID, Price: money.FromInt(1)} }, covAdvQuoteClosed,
 		fmt.Sprintf("POST /maker/quotes by %s on RFQ %s, which it saw close", h.a.party, rfqID))
+	h.declineClosed(rfqID)
 }
 
 // again sends, a little later and now and then, a command whose answer is 404; mk makes

@@ -90,6 +90,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	}
 	goals = append(goals, boundaryGoals(m.Boundary)...)
 	goals = append(goals, massCancelGoals(k, runs)...)
+	goals = append(goals, declineGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -125,7 +126,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

@@ -41,6 +41,7 @@ const (
 	CallCancelRFQ   Call = "cancel-rfq"   // a taker cancels an RFQ
 	CallDeleteQuote Call = "delete-quote" // a maker deletes its latest quote of an RFQ
 	CallMassCancel  Call = "mass-cancel"  // a maker revokes all its quotes (DELETE /maker/quotes)
+	CallDecline     Call = "decline"      // a maker declines an RFQ it was invited to
 	CallWithdraw    Call = "withdraw"     // a small withdrawal to another party
 	CallOpenStream  Call = "open-stream"
 	CallCloseStream Call = "close-stream"
@@ -53,7 +54,7 @@ const (
 // AllCalls lists every Call.
 func AllCalls() []Call {
 	return []Call{CallRegister, CallFund, CallCreateRFQ, CallQuote, CallSignAll, CallSignSome, CallSignNone,
-		CallAccept, CallCancelRFQ, CallDeleteQuote, CallMassCancel, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey, CallAttack}
+		CallAccept, CallCancelRFQ, CallDeleteQuote, CallMassCancel, CallDecline, CallWithdraw, CallOpenStream, CallCloseStream, CallRotateKey, CallAttack}
 }
 
 // FaultCategories are the ledger faults Fault can force.
@@ -165,6 +166,12 @@ func (w *World) Do(c Call, actor, pick int) bool {
 			return false
 		}
 		a.massCancel()
+	case CallDecline:
+		id, ok := pickKey(a.invites, pick)
+		if !ready || !maker || !ok {
+			return false
+		}
+		a.decline(id)
 	case CallWithdraw:
 		if !ready || a.role == roleHouse {
 			return false

@@ -200,6 +200,7 @@ var streamPayloads = map[string]reflect.Type{
 	machine.EvRfqExpired:      reflect.TypeFor[machine.RfqIDPayload](),
 	machine.EvQuoteCreated:    reflect.TypeFor[machine.QuoteDTO](),
 	machine.EvQuoteStatus:     reflect.TypeFor[machine.QuoteStatusPayload](),
+	machine.EvQuoteDeclined:   reflect.TypeFor[machine.QuoteDeclinedPayload](),
 	machine.EvQuoteAnchored:   reflect.TypeFor[machine.QuoteAnchoredPayload](),
 	machine.EvTradeStep:       reflect.TypeFor[machine.TradeStepPayload](),
 	machine.EvTradeSettled:    reflect.TypeFor[machine.TradeDTO](),

@@ -417,6 +417,26 @@ func (s *Server) cancelRFQ(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 }
 
+// declineRFQ is POST /maker/rfq/{id}/decline {reason}: the reason is required; whether it
+// is one the desk knows is the desk's to say (400).
+func (s *Server) declineRFQ(w http.ResponseWriter, r *http.Request, ps httprouter.Params, keyHash string) {
+	id, ok := s.pathID(w, r, ps, "id")
+	if !ok {
+		return
+	}
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	if !s.body(w, r, &in) {
+		return
+	}
+	if werr := checkText("reason", in.Reason, maxTextLen); werr != nil {
+		s.writeWire(w, r, werr)
+		return
+	}
+	s.do(w, r, machine.DeclineRFQ{Req: machine.Req{KeyHash: keyHash}, RFQID: id, Reason: in.Reason})
+}
+
 // ---- Wallet ----
 
 // withdraw is POST /wallet/withdraw.

@@ -268,6 +268,7 @@ func (s *Server) routes() []route {
 		{"POST", "/maker/quotes", true, s.submitQuote},
 		{"DELETE", "/maker/quotes/:id", true, s.deleteQuote},
 		{"DELETE", "/maker/quotes", true, s.command(func(rq machine.Req) machine.Command_ { return machine.CancelAllQuotes{Req: rq} })},
+		{"POST", "/maker/rfq/:id/decline", true, s.declineRFQ},
 		{"GET", "/maker/trades", true, s.limitedQuery(qMakerTrades)},
 		{"GET", "/maker/stream", false, s.stream}, // the key is checked after the handshake (4401)
 		{"GET", "/maker/reference-price", true, s.referencePrice},

@@ -63,7 +63,7 @@ func commands() map[string]command {
 		"deposits":    {"the deposit inbox: deposits [list] | deposits accept (-all | CID...)", cmdDeposits},
 		"withdraw":    {"send an amount to a party id and sign it", cmdWithdraw},
 		"rfq":         {"rfq create | mine | cancel ID | history", cmdRFQ},
-		"quote":       {"quote submit -rfq ID -price P | quote delete ID | quote delete-all (maker)", cmdQuote},
+		"quote":       {"quote submit -rfq ID -price P | quote delete ID | quote delete-all | quote decline -reason R RFQ_ID (maker)", cmdQuote},
 		"accept":      {"accept a quote (default: the best one on my newest open RFQ), sign, wait for settlement", cmdAccept},
 		"trades":      {"settled trades", cmdTrades},
 		"pending":     {"actions waiting for my signature", cmdPending},

@@ -105,7 +105,7 @@ func rfqCreate(e *env, args []string) error {
 
 func cmdQuote(e *env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("quote: submit -rfq ID -price P | delete QUOTE_ID | delete-all")
+		return usagef("quote: submit -rfq ID -price P | delete QUOTE_ID | delete-all | decline -reason R RFQ_ID")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -166,8 +166,29 @@ func cmdQuote(e *env, args []string) error {
 			row(w, "revoked", strings.Join(res.Revoked, " "))
 			row(w, "settling (left)", strings.Join(res.Settling, " "))
 		})
+	case "decline":
+		fs := e.flags("quote decline", "RFQ_ID")
+		reason := fs.String("reason", "", "price, size, inventory, instrument or other")
+		c, ctx, cancel, err := e.connect(fs, args, func() error {
+			if fs.NArg() != 1 || *reason == "" {
+				return usagef("quote decline -reason R RFQ_ID")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		if err := c.DeclineRFQ(ctx, fs.Arg(0), *reason); err != nil {
+			return err
+		}
+		out := map[string]string{"declined": fs.Arg(0), "reason": *reason}
+		return e.emit(out, func(w *tabwriter.Writer) {
+			row(w, "declined", fs.Arg(0))
+			row(w, "reason", *reason)
+		})
 	}
-	return usagef("quote: unknown subcommand %q (submit, delete, delete-all)", sub)
+	return usagef("quote: unknown subcommand %q (submit, delete, delete-all, decline)", sub)
 }
 
 // better reports whether price a is better than b for the taker of an RFQ in direction dir:

@@ -31,9 +31,12 @@ func (s *step) afterEvents() {
 	for _, id := range sortedKeys(s.revoking) {
 		q := m.st.Quotes[id]
 		if q != nil && q.Status == "pending" {
-			s.failf("quote %s was not revoked (re-quote, DELETE or a failed settlement revokes it with quote.status revoked)", id)
+			s.failf("quote %s was not revoked (re-quote, DELETE, a decline or a failed settlement revokes it with quote.status revoked)", id)
 			return
 		}
+	}
+	if s.afterDecline(); s.err != nil {
+		return
 	}
 	closing := map[string]string{}
 	for id := range s.cancelled {

@@ -36,6 +36,8 @@ type step struct {
 	failedRFQ  map[string]bool   // RFQs whose trade failed in this input
 	expiredRFQ map[string]bool   // RFQs expired in this input
 	revoking   map[string]bool   // quotes this input must revoke (replacement, DELETE)
+	mayRevoke  map[string]bool   // quotes this input may revoke or leave settling (decline.go)
+	decline    *declineDue       // the quote.declined an accepted decline owes (decline.go)
 	statusSent map[string]bool   // quotes whose quote.status (to the maker) came in this input
 	recorded   map[string]bool   // quotes recorded by a reply in this input
 	undone     map[string]bool   // RFQs whose pending accept was undone in this input

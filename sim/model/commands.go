@@ -49,6 +49,8 @@ func (s *step) command(in machine.Input) bool {
 		keyHash, s.route, s.target = c.KeyHash, "DELETE /maker/quotes/", c.QuoteID
 	case machine.CancelAllQuotes:
 		keyHash, s.route = c.KeyHash, "DELETE /maker/quotes"
+	case machine.DeclineRFQ:
+		keyHash, s.route, s.target = c.KeyHash, "POST /maker/rfq/", c.RFQID+"/decline "+c.Reason
 	case machine.AcceptQuote:
 		keyHash, s.route, s.target = c.KeyHash, "POST /quote/", c.QuoteID+"/accept"
 	case machine.ExecuteActions:
@@ -94,6 +96,8 @@ func (s *step) command(in machine.Input) bool {
 		s.deleteQuote(p, c)
 	case machine.CancelAllQuotes:
 		s.cancelAllQuotes(p)
+	case machine.DeclineRFQ:
+		s.declineRFQ(p, c)
 	case machine.AcceptQuote:
 		s.acceptQuote(p, c)
 	case machine.ExecuteActions:

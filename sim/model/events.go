@@ -248,6 +248,8 @@ func (s *step) events() {
 			s.anchored(e, to)
 		case machine.EvQuoteStatus:
 			s.quoteStatus(e, to)
+		case machine.EvQuoteDeclined:
+			s.quoteDeclined(e, to)
 		case machine.EvTradeStep:
 			p, _ := e.Payload.(machine.TradeStepPayload)
 			t := m.st.Trades[p.TradeID]
@@ -431,7 +433,7 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	case "revoked":
 		// Re-quote, DELETE, a failed settlement, or unsigned actions that expired (a quote
 		// whose allocations never all landed).
-		ok = s.revoking[q.ID] || (!q.Anchored && !q.Settling)
+		ok = s.revoking[q.ID] || s.mayRevoke[q.ID] || (!q.Anchored && !q.Settling)
 	case "expired":
 		ok = !q.Settling && (!q.ValidUntil.After(s.at) || s.expiredRFQ[q.RFQ]) && (q.Anchored || s.expiredRFQ[q.RFQ])
 		if ok && s.expiredRFQ[q.RFQ] && !s.expiredTo[q.RFQ][to.ID] {

@@ -100,6 +100,7 @@ type RFQ struct {
 	Trades    []string  `json:"trades"`    // trades accepted on it
 	Settling  string    `json:"settling"`  // the trade settling on it, once its accept was answered
 	Accepting uint64    `json:"accepting"` // the accept request waiting on the ledger
+	Declines  []Decline `json:"declines"`  // the invited makers' declines, by first decline
 	// Forget is when the desk forgets the closed RFQ: its ten minutes of readability,
 	// rounded up to the next whole second (docs/architecture.md, Deadlines and Ticks).
 	Forget time.Time `json:"forget"`

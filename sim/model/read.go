@@ -250,6 +250,9 @@ func (m *Model) readMine(p *Party, body any) string {
 		if x.Quotes == nil {
 			return fmt.Sprintf("RFQ %s lacks its quotes", x.RfqID)
 		}
+		if msg := m.checkDeclines(x.Declines, r); msg != "" {
+			return msg
+		}
 		var anchored []string
 		for _, qid := range r.Quotes {
 			if q := m.st.Quotes[qid]; q != nil && q.Anchored {
@@ -294,8 +297,8 @@ func (m *Model) readIncoming(p *Party, body any) string {
 		if msg := m.checkRfqDTO(x.RfqDTO, r); msg != "" {
 			return msg
 		}
-		if x.Quotes != nil {
-			return fmt.Sprintf("RFQ %s carries quotes in the incoming list", r.ID)
+		if x.Quotes != nil || x.Declines != nil {
+			return fmt.Sprintf("RFQ %s carries quotes or declines in the incoming list", r.ID)
 		}
 		q, pend := m.newestOn(r, p.ID)
 		switch {
