@@ -443,9 +443,32 @@ func (s *Sim) makes(c *machine.Continuation, a *watchedAlloc, trade string, acti
 		}
 		// The action left the queue while its execute was out (its flow ended): its
 		// answer, when it comes, releases what it made.
-		return slices.Contains(actions[0], c.Entity) || slices.Contains(actions[1], c.Entity)
+		if slices.Contains(actions[0], c.Entity) || slices.Contains(actions[1], c.Entity) {
+			return true
+		}
+		// The flow is gone from the desk's maps too (an ended quote forgotten while the
+		// execute's answer was lost, re-issued after a restart): the ledger says what the
+		// prepared transaction is, or what its execute already made.
+		return s.preparedMakes(c.Call.PreparedID, a)
 	}
 	return false
+}
+
+// preparedMakes reports whether the prepared transaction preparedID makes the allocation:
+// its execute committed it, or its command allocates that settlement's leg.
+func (s *Sim) preparedMakes(preparedID string, a *watchedAlloc) bool {
+	if preparedID == "" {
+		return false
+	}
+	if u, ok := s.ledger.L.PreparedResult(preparedID); ok {
+		return u.Allocation == a.cid
+	}
+	p, err := s.ledger.L.PreparedTransaction(preparedID)
+	if err != nil {
+		return false
+	}
+	al, ok := p.Command.(ledgersim.Allocate)
+	return ok && al.Settlement.ID == a.settlement && al.LegID == a.leg
 }
 
 // deskView says, for a failure message, what the desk holds of an allocation's settlement.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -123,5 +124,52 @@ func TestOrphanInvariantQuiet(t *testing.T) {
 		if s.stats.OrphansInDoubt != 0 {
 			t.Logf("%s: %d allocations left in doubt", faults, s.stats.OrphansInDoubt)
 		}
+	}
+}
+
+// TestOrphanExplainedByAnExecuteOfAForgottenQuote: an allocation made by an execute whose
+// answer the desk has not had yet is the desk's, even once the quote it funded ended and
+// was forgotten (make sim seed 65: the answer was lost, the quote's retention ran out, and
+// after a restart the re-issued execute was still out): the ledger's prepared transaction
+// says which allocation the execute makes. Without that pending execute it is an orphan.
+func TestOrphanExplainedByAnExecuteOfAForgottenQuote(t *testing.T) {
+	var q *machine.Quote
+	prepared := map[string]string{} // allocation cid → the prepared transaction that made it
+	s := stepUntil(t, knobs(3, "none", 0), func(s *Sim) bool {
+		if q = liveQuoteWithAllocation(s); q == nil {
+			return false
+		}
+		clear(prepared)
+		for _, al := range q.Allocations {
+			// A maker that signs itself: each allocation's update is its prepared
+			// transaction's execute, under the prepare's command id.
+			u, ok := s.ledger.L.CommandResult(q.ID + ":" + al.LegID + ":" + fmt.Sprint(al.Attempt))
+			if al.CID == "" || !ok || u.PreparedID == "" || u.Allocation != al.CID {
+				return false
+			}
+			prepared[al.CID] = u.PreparedID
+		}
+		return true
+	})
+	if s.checkOrphans(true); s.failure != nil {
+		t.Fatalf("the invariant fails before anything changed: %v", s.failure)
+	}
+	// The quote ended and was forgotten; only the executes of its actions are still out.
+	delete(s.desk.Quotes, q.ID)
+	s.orphans.gen++ // what a full check does: look the quote up in the desk's map again
+	for cid, prep := range prepared {
+		id := "act_" + cid[:8] + ":exec:1"
+		s.desk.Pending[id] = &machine.Continuation{Kind: machine.ContKind("execute"), Entity: "act_" + cid[:8],
+			Call: machine.LedgerCall{CommandID: id, Op: machine.OpExecute, PreparedID: prep}}
+	}
+	if s.checkOrphans(true); s.failure != nil {
+		t.Fatalf("allocations made by the executes still out counted as orphans: %v", s.failure)
+	}
+	for cid := range prepared {
+		delete(s.desk.Pending, "act_"+cid[:8]+":exec:1")
+	}
+	s.orphans.gen++
+	if s.checkOrphans(true); s.failure == nil || !strings.HasPrefix(s.failure.Message, "orphan: allocation ") {
+		t.Fatalf("with neither the quote nor a call that makes them, the allocations are no orphans: %v", s.failure)
 	}
 }
