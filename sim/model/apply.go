@@ -268,9 +268,6 @@ func (s *step) boot() {
 			delete(m.st.Withdraws, r.Party+"|"+r.Symbol)
 			m.st.OrphanWithdraws[r.Party+"|"+r.Symbol] = true
 		}
-		if r.Kind == "faucet.draw" {
-			m.st.FaucetUnsure[r.Party] = true
-		}
 		if r.Kind == "register.complete" && r.NewKeyHash != "" {
 			m.st.MaybeKeys[r.NewKeyHash] = r.Registration
 		}

@@ -744,18 +744,15 @@ func (s *step) faucet(p *Party) {
 		s.immediate = one(501, "") // SPEC: 501 where no faucet runs (nothing configured)
 		return
 	}
-	if wait := m.retryAfter(p.ID, s.at); wait > 0 && !m.st.FaucetUnsure[p.ID] {
+	if wait := m.retryAfter(p.ID, s.at); wait > 0 {
 		// DECISIONS: during the cooldown, 200 with nothing sent, every offered token
 		// skipped for "cooldown", and the whole seconds left, rounded up.
 		s.immediate = &expect{alts: []sc{{200, ""}}, body: func(rep machine.Reply) string {
-			return m.checkCooldownAnswer(rep, wait, wait)
+			return m.checkCooldownAnswer(rep, wait)
 		}}
 		return
 	}
 	s.waitMaybe(&Request{Kind: "faucet.draw", Party: p.ID})
-	if m.st.FaucetUnsure[p.ID] {
-		return // the answer says whether the cooldown still runs (late.go)
-	}
 	m.st.FaucetNext[p.ID] = s.at.Add(cfg.FaucetCooldown)
 }
 
@@ -782,8 +779,8 @@ func (m *Model) retryAfter(party string, at time.Time) int {
 }
 
 // checkCooldownAnswer checks a draw answered during the cooldown: nothing sent, every
-// offered token skipped for "cooldown" in catalog order, retryAfterSeconds in [lo, hi].
-func (m *Model) checkCooldownAnswer(rep machine.Reply, lo, hi int) string {
+// offered token skipped for "cooldown" in catalog order, retryAfterSeconds the seconds left.
+func (m *Model) checkCooldownAnswer(rep machine.Reply, left int) string {
 	ans, ok := rep.Body.(machine.FaucetAnswer)
 	if !ok {
 		return fmt.Sprintf("a faucet draw during the cooldown is %T, not a draw answer", rep.Body)
@@ -799,9 +796,9 @@ func (m *Model) checkCooldownAnswer(rep machine.Reply, lo, hi int) string {
 				sk.Symbol, sk.Reason, i, in.Symbol)
 		}
 	}
-	if ans.RetryAfterSeconds < lo || ans.RetryAfterSeconds > hi || ans.RetryAfterSeconds <= 0 {
+	if ans.RetryAfterSeconds != left {
 		return fmt.Sprintf("a faucet draw during the cooldown says retry after %d s; the cooldown has %d s left (whole seconds, rounded up)",
-			ans.RetryAfterSeconds, hi)
+			ans.RetryAfterSeconds, left)
 	}
 	return ""
 }

@@ -135,20 +135,6 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 			s.failf("%s is %d without a draw answer", what, rep.Status)
 			return
 		}
-		if m.st.FaucetUnsure[req.Party] {
-			// After a restart cut a draw off, the desk may still hold its cooldown: an
-			// answer all "cooldown" says so, with at most the whole cooldown left, and
-			// the party stays unsure until a draw goes out.
-			if len(ans.Sent) == 0 && len(ans.Skipped) > 0 && ans.Skipped[0].Reason == "cooldown" {
-				limit := int((m.st.Cfg.FaucetCooldown + time.Second - 1) / time.Second)
-				if msg := m.checkCooldownAnswer(rep, 1, limit); msg != "" {
-					s.failf("%s: %s", what, msg)
-				}
-				return
-			}
-			delete(m.st.FaucetUnsure, req.Party)
-			m.st.FaucetNext[req.Party] = req.At.Add(m.st.Cfg.FaucetCooldown)
-		}
 		if msg := m.checkDrawAnswer(ans, req.Party, s.at); msg != "" {
 			s.failf("%s: %s", what, msg)
 		}

@@ -211,12 +211,9 @@ type state struct {
 	OrphanWithdraws map[string]bool `json:"orphanWithdraws,omitempty"`
 	// FaucetNext is when each party may draw the faucet again: set when a draw goes out
 	// (SPEC: the cooldown starts only when something went out; the desk holds it while the
-	// transfers are out), dropped when the draw's answer sent nothing.
+	// transfers are out), dropped when the draw's answer sent nothing. A restart that cuts
+	// a draw off keeps it: nobody waits for the answer that could have dropped it.
 	FaucetNext map[string]time.Time `json:"faucetNext,omitempty"`
-	// FaucetUnsure are parties whose draw a restart cut off before its answer: the desk
-	// carries the transfers on and may have ended the cooldown or kept it, unseen, so their
-	// next draw may meet either.
-	FaucetUnsure map[string]bool `json:"faucetUnsure,omitempty"`
 	// MaybeKeys are the new keys of register/complete requests a restart orphaned: the
 	// desk carries the registration on without an answer, so the key may start working at
 	// any time. Key hash → registration id; the first answer that accepts it confirms it.
@@ -276,7 +273,7 @@ func New(cfg machine.Config) (*Model, error) {
 		RFQs: map[string]*RFQ{}, Quotes: map[string]*Quote{}, Trades: map[string]*Trade{},
 		Actions: map[string]*Action{}, Reqs: map[uint64]*Request{}, Withdraws: map[string]uint64{},
 		MaybeKeys: map[string]string{}, OrphanWithdraws: map[string]bool{},
-		FaucetNext: map[string]time.Time{}, FaucetUnsure: map[string]bool{},
+		FaucetNext: map[string]time.Time{},
 	}}
 	if err := m.init(); err != nil {
 		return nil, err
@@ -376,7 +373,6 @@ func (m *Model) Clone() *Model {
 		st.OrphanWithdraws[k] = v
 	}
 	st.FaucetNext = maps.Clone(m.st.FaucetNext)
-	st.FaucetUnsure = maps.Clone(m.st.FaucetUnsure)
 	st.Due = slices.Clone(m.st.Due)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
@@ -417,9 +413,6 @@ func Restore(b []byte) (*Model, error) {
 	}
 	if m.st.FaucetNext == nil {
 		m.st.FaucetNext = map[string]time.Time{}
-	}
-	if m.st.FaucetUnsure == nil {
-		m.st.FaucetUnsure = map[string]bool{}
 	}
 	if err := m.init(); err != nil {
 		return nil, err

@@ -475,15 +475,7 @@ func (m *Model) readFaucetInfo(p *Party, at time.Time, body any) string {
 				d.Amount, d.Symbol, d.DisplaySymbol, i, in.FaucetAmount, in.Symbol, in.Display)
 		}
 	}
-	want := m.retryAfter(p.ID, at)
-	if m.st.FaucetUnsure[p.ID] {
-		limit := int((cfg.FaucetCooldown + time.Second - 1) / time.Second)
-		if info.RetryAfterSeconds < 0 || info.RetryAfterSeconds > limit {
-			return fmt.Sprintf("GET /faucet says retry after %d s; a cooldown is at most %d s", info.RetryAfterSeconds, limit)
-		}
-		return ""
-	}
-	if info.RetryAfterSeconds != want {
+	if want := m.retryAfter(p.ID, at); info.RetryAfterSeconds != want {
 		return fmt.Sprintf("GET /faucet says retry after %d s; the cooldown left is %d s (whole seconds, rounded up)", info.RetryAfterSeconds, want)
 	}
 	return ""
