@@ -263,11 +263,14 @@ type RfqIDPayload struct {
 	RfqID string `json:"rfqId"`
 }
 
-// QuoteStatusPayload is the payload of quote.status.
+// QuoteStatusPayload is the payload of quote.status. Reason is set only in the maker's
+// frame of a revocation the desk records a reason for (RevokeDisconnect); the taker's
+// frame never carries it, as a maker's connection is none of the taker's business.
 type QuoteStatusPayload struct {
 	QuoteID string `json:"quoteId"`
 	RfqID   string `json:"rfqId"`
 	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // QuoteAnchoredPayload is the payload of quote.anchored.
