@@ -419,6 +419,10 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 		return
 	}
 	s.statusTo[q.ID][to.ID] = p.Status
+	if msg := s.disconnectReason(q, to, p); msg != "" {
+		s.failf("%s", msg)
+		return
+	}
 	if q.Status != "pending" {
 		if q.Status == p.Status && s.statusSent[q.ID] {
 			return // the same transition, told to its second recipient
@@ -431,7 +435,7 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	case "revoked":
 		// Re-quote, DELETE, a failed settlement, or unsigned actions that expired (a quote
 		// whose allocations never all landed).
-		ok = s.revoking[q.ID] || (!q.Anchored && !q.Settling)
+		ok = s.revoking[q.ID] || s.disconnecting[q.ID] || (!q.Anchored && !q.Settling)
 	case "expired":
 		ok = !q.Settling && (!q.ValidUntil.After(s.at) || s.expiredRFQ[q.RFQ]) && (q.Anchored || s.expiredRFQ[q.RFQ])
 		if ok && s.expiredRFQ[q.RFQ] && !s.expiredTo[q.RFQ][to.ID] {

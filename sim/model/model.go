@@ -72,6 +72,8 @@ type History struct {
 type Socket struct {
 	Party   string `json:"party"`
 	KeyHash string `json:"keyHash"`
+	// CancelOnDisconnect is the socket's mark (?cancelOnDisconnect=true).
+	CancelOnDisconnect bool `json:"cancelOnDisconnect,omitempty"`
 }
 
 // Registration is a pending register/start.
