@@ -57,6 +57,10 @@ type QuoteDTO struct {
 	Status     string        `json:"status"`
 	Settling   bool          `json:"settling"`
 	AnchorCids []string      `json:"anchorCids"`
+	// RevokeReason is set only in GET /rfq/incoming's myQuote (the maker's own view) of a
+	// quote revoked for a recorded reason: "disconnect" for cancel-on-disconnect, which the
+	// maker, offline when it happened, learns here.
+	RevokeReason string `json:"revokeReason,omitempty"`
 }
 
 // QuoteWithActionsDTO answers POST /maker/quotes.

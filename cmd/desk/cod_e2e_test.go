@@ -11,8 +11,9 @@ import (
 
 // TestCancelOnDisconnectOverTheWire: a maker streams with StreamOptions.CancelOnDisconnect
 // and holds a live quote; when its only (marked) stream closes, the desk revokes the quote:
-// the taker's stream says revoked (no reason), and the maker's next snapshot no longer holds
-// it. A bad cancelOnDisconnect value is 400 at the upgrade.
+// the taker's stream says revoked (no reason), and the maker, back, reads it revoked with
+// revokeReason disconnect in GET /rfq/incoming. A bad cancelOnDisconnect value is 400 at
+// the upgrade.
 func TestCancelOnDisconnectOverTheWire(t *testing.T) {
 	d := startLive(t, baseConfig)
 	m, taker := maker(t, d, "Cautious", true), house(t, d)
@@ -63,9 +64,17 @@ func TestCancelOnDisconnectOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, r := range rfqs {
-		if r.MyQuote != nil && r.MyQuote.QuoteID == q.QuoteID && r.MyQuote.Status != client.QuoteRevoked {
-			t.Fatalf("the maker's quote is %s after its marked stream closed", r.MyQuote.Status)
+		if r.MyQuote != nil && r.MyQuote.QuoteID == q.QuoteID {
+			found = true
+			if r.MyQuote.Status != client.QuoteRevoked || r.MyQuote.RevokeReason != "disconnect" {
+				t.Fatalf("the maker's quote is %s (reason %q) after its marked stream closed, want revoked for a disconnect",
+					r.MyQuote.Status, r.MyQuote.RevokeReason)
+			}
 		}
+	}
+	if !found {
+		t.Fatalf("GET /rfq/incoming does not show the maker's quote %s", q.QuoteID)
 	}
 }

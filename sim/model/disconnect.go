@@ -75,3 +75,13 @@ func (s *step) disconnectReason(q *Quote, to *Party, p machine.QuoteStatusPayloa
 	}
 	return ""
 }
+
+// checkMyQuote judges GET /rfq/incoming's myQuote: a QuoteDTO whose revokeReason is the
+// quote's (disconnect for a quote revoked by cancel-on-disconnect, else absent).
+func (m *Model) checkMyQuote(d machine.QuoteDTO, q *Quote) string {
+	if d.RevokeReason != q.RevokeReason {
+		return "quote " + q.ID + " (" + q.Status + "): revokeReason is \"" + d.RevokeReason + "\", not \"" + q.RevokeReason + "\""
+	}
+	d.RevokeReason = ""
+	return m.checkQuoteDTO(d, q)
+}

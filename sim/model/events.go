@@ -33,6 +33,8 @@ func (m *Model) checkQuoteDTO(d machine.QuoteDTO, q *Quote) string {
 		return fmt.Sprintf("quote %s: settling is %v, not %v", q.ID, d.Settling, q.Settling)
 	case d.AnchorCids == nil || !equalStrings(sortedStrings(d.AnchorCids), sortedStrings(anchors)):
 		return fmt.Sprintf("quote %s: anchorCids are %v, not %v", q.ID, d.AnchorCids, anchors)
+	case d.RevokeReason != "":
+		return fmt.Sprintf("quote %s: revokeReason %q outside GET /rfq/incoming's myQuote", q.ID, d.RevokeReason)
 	}
 	return ""
 }
@@ -456,6 +458,9 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 		return
 	}
 	q.Status = p.Status
+	if p.Status == "revoked" && s.disconnecting[q.ID] {
+		q.RevokeReason = reasonDisconnect
+	}
 	q.Settling = false
 	put(&s.statusSent, q.ID, true)
 }
