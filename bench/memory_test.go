@@ -51,14 +51,14 @@ func buildDesk(b *testing.B, open, closed int) *machine.Desk {
 	for i := range 3 {
 		m := d.Register(fmt.Sprintf("mem maker %d", i))
 		d.Fund(m, 2)
-		if err := l.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
+		if err := l.OpenSocket(context.Background(), uint64(i+1), m.KeyHash(), false); err != nil {
 			b.Fatal(err)
 		}
 		makers = append(makers, m)
 	}
 	tk := d.Register("mem taker")
 	d.Fund(tk, 2)
-	if err := l.OpenSocket(context.Background(), 10, tk.KeyHash()); err != nil { // the taker hears quote.created
+	if err := l.OpenSocket(context.Background(), 10, tk.KeyHash(), false); err != nil { // the taker hears quote.created
 		b.Fatal(err)
 	}
 	hints := []string{makers[0].Hint, makers[1].Hint, makers[2].Hint}

@@ -50,7 +50,7 @@ func (d *childDesk) Read(context.Context, string, machine.Query) (machine.Reply,
 	return machine.Reply{Status: 200, Body: machine.OKDTO{OK: true}}, nil
 }
 
-func (d *childDesk) OpenSocket(_ context.Context, socket uint64, keyHash string) error {
+func (d *childDesk) OpenSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error {
 	d.mu.Lock()
 	d.parties = append(d.parties, keyHash)
 	d.mu.Unlock()

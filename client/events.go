@@ -51,6 +51,9 @@ type QuoteStatus struct {
 	RFQID   string `json:"rfqId"`
 	// Status is one of the Quote* status constants.
 	Status string `json:"status"`
+	// Reason is "disconnect" in the maker's frame of a quote revoked by cancel-on-disconnect
+	// (StreamOptions.CancelOnDisconnect), else empty.
+	Reason string `json:"reason,omitempty"`
 }
 
 // QuoteAnchored is the payload of quote.anchored: the quote is live.

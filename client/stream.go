@@ -37,6 +37,11 @@ type StreamOptions struct {
 	MaxFrameBytes int
 	// TLSConfig is used for wss (default: the system roots).
 	TLSConfig *tls.Config
+	// CancelOnDisconnect opens every socket with ?cancelOnDisconnect=true: when the party
+	// goes offline with such a socket among those that closed (a restart of the desk
+	// included), the desk revokes its pending quotes that are not settling, and the maker's
+	// quote.status frames say reason "disconnect". A reconnect opens a marked socket again.
+	CancelOnDisconnect bool
 }
 
 func (o *StreamOptions) withDefaults() StreamOptions {
@@ -115,7 +120,7 @@ func (c *Client) Subscribe(ctx context.Context, opts *StreamOptions) *Stream {
 	s := &Stream{
 		c:      c,
 		opts:   o,
-		url:    c.StreamURL(),
+		url:    c.streamURL(o.CancelOnDisconnect),
 		events: make(chan Event, o.Buffer),
 		done:   make(chan struct{}),
 		cancel: cancel,
@@ -126,7 +131,10 @@ func (c *Client) Subscribe(ctx context.Context, opts *StreamOptions) *Stream {
 }
 
 // StreamURL returns the ws (or wss, for an https base) address of the maker stream.
-func (c *Client) StreamURL() string {
+func (c *Client) StreamURL() string { return c.streamURL(false) }
+
+// streamURL is StreamURL, marked for cancel-on-disconnect when cod is set.
+func (c *Client) streamURL(cod bool) string {
 	u := *c.base
 	if u.Scheme == "https" {
 		u.Scheme = "wss"
@@ -134,6 +142,9 @@ func (c *Client) StreamURL() string {
 		u.Scheme = "ws"
 	}
 	u.Path += "/maker/stream"
+	if cod {
+		u.RawQuery = "cancelOnDisconnect=true"
+	}
 	return u.String()
 }
 

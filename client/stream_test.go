@@ -21,6 +21,7 @@ type streamServer struct {
 	t      *testing.T
 	mu     sync.Mutex
 	keys   []string
+	query  []string // the raw query of every upgrade attempt
 	conns  int
 	reject func(n int) int // HTTP status to refuse upgrade attempt n (1-based) with; 0 accepts
 	script func(n int, s *gws.Conn)
@@ -54,6 +55,7 @@ func newStreamServer(t *testing.T, script func(n int, s *gws.Conn)) (*streamServ
 		attempts++
 		n := attempts
 		ss.keys = append(ss.keys, r.Header.Get(APIKeyHeader))
+		ss.query = append(ss.query, r.URL.RawQuery)
 		reject := ss.reject
 		ss.mu.Unlock()
 		if reject != nil {

@@ -219,6 +219,9 @@ type Quote struct {
 	Status     string    `json:"status"`
 	Settling   bool      `json:"settling"`
 	AnchorCIDs []string  `json:"anchorCids"`
+	// RevokeReason is "disconnect" in IncomingRFQs' MyQuote of a quote the desk revoked for
+	// cancel-on-disconnect (StreamOptions.CancelOnDisconnect); empty elsewhere.
+	RevokeReason string `json:"revokeReason,omitempty"`
 }
 
 // RFQ is the wire RfqDto.

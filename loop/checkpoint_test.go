@@ -63,7 +63,7 @@ func TestCheckpointIntervalStretchesWithState(t *testing.T) {
 		}
 		cp0, in0 := settle()
 		for i := range inputs / 2 {
-			if err := d.loop.OpenSocket(context.Background(), uint64(i+1), p.KeyHash()); err != nil {
+			if err := d.loop.OpenSocket(context.Background(), uint64(i+1), p.KeyHash(), false); err != nil {
 				t.Fatal(err)
 			}
 			settle()

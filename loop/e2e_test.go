@@ -75,7 +75,7 @@ func TestEndToEndInProcess(t *testing.T) {
 		t.Fatalf("funded balances %v", got)
 	}
 	for i, p := range []drive.Party{m1, m2} {
-		if err := d.loop.OpenSocket(context.Background(), uint64(i+1), p.KeyHash()); err != nil {
+		if err := d.loop.OpenSocket(context.Background(), uint64(i+1), p.KeyHash(), false); err != nil {
 			t.Fatal(err)
 		}
 	}

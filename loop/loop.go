@@ -271,10 +271,11 @@ func (l *Loop) Read(ctx context.Context, keyHash string, q machine.Query) (machi
 	return l.ask(ctx, request{keyHash: keyHash, query: q})
 }
 
-// OpenSocket reports a stream socket that finished its handshake; the machine's answer
-// comes through the Sink.
-func (l *Loop) OpenSocket(ctx context.Context, socket uint64, keyHash string) error {
-	_, err := l.ask(ctx, request{input: machine.SocketOpened{Socket: socket, KeyHash: keyHash}, ack: true})
+// OpenSocket reports a stream socket that finished its handshake, marked for
+// cancel-on-disconnect or not; the machine's answer comes through the Sink.
+func (l *Loop) OpenSocket(ctx context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error {
+	in := machine.SocketOpened{Socket: socket, KeyHash: keyHash, CancelOnDisconnect: cancelOnDisconnect}
+	_, err := l.ask(ctx, request{input: in, ack: true})
 	return err
 }
 

@@ -46,8 +46,12 @@ var inputKinds = map[string]func() Input{
 // (DecodeEnvelope names the version it was given). RecordJSON renders a record for a person.
 
 // recordVersion is the version of the journal record encoding, the first byte of every desk
-// record.
-const recordVersion = 3
+// record. Version 4 added the cancel-on-disconnect mark to socket.opened.
+const recordVersion = 4
+
+// recordVersion3 is the previous version, still read: version 4 without the mark in
+// socket.opened (a socket of an older desk is unmarked). An older desk refuses version 4.
+const recordVersion3 = 3
 
 // EncodeEnvelope renders an envelope as a journal record (version recordVersion).
 func EncodeEnvelope(env Envelope) ([]byte, error) {
@@ -66,14 +70,15 @@ func EncodeEnvelope(env Envelope) ([]byte, error) {
 	return e.B, nil
 }
 
-// DecodeEnvelope reads a journal record written by EncodeEnvelope. A record of another
-// version, such as the JSON records of earlier desks, is refused with an error naming it.
+// DecodeEnvelope reads a journal record written by EncodeEnvelope, or by a desk of the
+// previous record version (recordVersion3). A record of another version, such as the JSON
+// records of earlier desks, is refused with an error naming it.
 func DecodeEnvelope(b []byte) (Envelope, error) {
 	if len(b) == 0 {
 		return Envelope{}, fmt.Errorf("decode journal record: empty")
 	}
-	if b[0] != recordVersion {
-		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only version %d", foreignVersion(b), recordVersion)
+	if b[0] != recordVersion && b[0] != recordVersion3 {
+		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only versions %d and %d", foreignVersion(b), recordVersion3, recordVersion)
 	}
 	d := wire.NewDecoder(b)
 	d.Skip(1)
@@ -83,7 +88,7 @@ func DecodeEnvelope(b []byte) (Envelope, error) {
 	if err := d.Err(); err != nil {
 		return Envelope{}, fmt.Errorf("decode journal record: %w", err)
 	}
-	in, err := decodeInput(d, kind)
+	in, err := decodeInput(d, kind, b[0])
 	if err != nil {
 		return Envelope{}, err
 	}

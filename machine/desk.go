@@ -224,14 +224,14 @@ func (a *applier) call(c LedgerCall, cont *Continuation) {
 // boot handles a restart: sockets are gone, and every ledger call still in flight is issued
 // again under its original command id (the ledger deduplicates).
 func (a *applier) boot() {
-	for _, id := range sortedKeys(a.d.Sockets) {
-		a.dropSocket(id)
-	}
 	if !a.quiet {
 		for _, id := range sortedKeys(a.d.Pending) {
 			a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
 		}
 	}
+	// A restart is a disconnect (cancel_on_disconnect.go); after the calls in flight are
+	// issued again, so that the cancels it issues go out once.
+	a.dropSockets(sortedKeys(a.d.Sockets))
 	// Requests held before the restart have no client waiting any more. A quote submission
 	// or an accept that was never answered is undone (its client will retry); the wallet
 	// flows carry on, and their action shows up in GET /tx/pending, the recovery path.

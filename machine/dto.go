@@ -58,6 +58,10 @@ type QuoteDTO struct {
 	Status     string        `json:"status"`
 	Settling   bool          `json:"settling"`
 	AnchorCids []string      `json:"anchorCids"`
+	// RevokeReason is set only in GET /rfq/incoming's myQuote (the maker's own view) of a
+	// quote revoked for a recorded reason: "disconnect" for cancel-on-disconnect, which the
+	// maker, offline when it happened, learns here.
+	RevokeReason string `json:"revokeReason,omitempty"`
 }
 
 // QuoteWithActionsDTO answers POST /maker/quotes.
@@ -264,11 +268,14 @@ type RfqIDPayload struct {
 	RfqID string `json:"rfqId"`
 }
 
-// QuoteStatusPayload is the payload of quote.status.
+// QuoteStatusPayload is the payload of quote.status. Reason is set only in the maker's
+// frame of a revocation the desk records a reason for (RevokeDisconnect); the taker's
+// frame never carries it, as a maker's connection is none of the taker's business.
 type QuoteStatusPayload struct {
 	QuoteID string `json:"quoteId"`
 	RfqID   string `json:"rfqId"`
 	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // QuoteAnchoredPayload is the payload of quote.anchored.

@@ -55,6 +55,9 @@ type Socket struct {
 	ID      uint64 `json:"id"`
 	PartyID string `json:"partyId"`
 	KeyHash string `json:"keyHash"`
+	// CancelOnDisconnect marks a socket opened with ?cancelOnDisconnect=true: the party's
+	// live quotes are revoked when it goes offline with this socket (cancel_on_disconnect.go).
+	CancelOnDisconnect bool `json:"cancelOnDisconnect,omitempty"`
 }
 
 // Direction is the taker's side of an RFQ.
@@ -113,6 +116,9 @@ type Quote struct {
 	// PendingCancels counts the replaced quote's allocation cancels still with the ledger;
 	// the new allocations are prepared only once they are all done.
 	PendingCancels int `json:"pendingCancels,omitempty"`
+	// RevokeReason says why a revoked quote was revoked where the desk records it:
+	// RevokeDisconnect for cancel-on-disconnect, else empty.
+	RevokeReason string `json:"revokeReason,omitempty"`
 }
 
 func (q *Quote) getState() State  { return q.State }

@@ -17,6 +17,7 @@ func encodeInput(e *encoder, in Input) error {
 	case SocketOpened:
 		e.Uvarint(v.Socket)
 		e.Str(v.KeyHash)
+		e.Bool(v.CancelOnDisconnect) // since record version 4
 	case SocketClosed:
 		e.Uvarint(v.Socket)
 	case LedgerResult:
@@ -120,8 +121,9 @@ func encodeInput(e *encoder, in Input) error {
 	return e.Err()
 }
 
-// decodeInput reads the binary body of an input of the given kind.
-func decodeInput(d *decoder, kind string) (Input, error) {
+// decodeInput reads the binary body of an input of the given kind from a record of the
+// given version (recordVersion or recordVersion3).
+func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 	var in Input
 	switch kind {
 	case Tick{}.Kind():
@@ -129,7 +131,11 @@ func decodeInput(d *decoder, kind string) (Input, error) {
 	case Boot{}.Kind():
 		in = Boot{}
 	case SocketOpened{}.Kind():
-		in = SocketOpened{Socket: d.Uvarint(), KeyHash: d.Str()}
+		o := SocketOpened{Socket: d.Uvarint(), KeyHash: d.Str()}
+		if version != recordVersion3 {
+			o.CancelOnDisconnect = d.Bool()
+		}
+		in = o
 	case SocketClosed{}.Kind():
 		in = SocketClosed{Socket: d.Uvarint()}
 	case LedgerResult{}.Kind():

@@ -88,10 +88,12 @@ type Tick struct{}
 type Boot struct{}
 
 // SocketOpened reports a stream socket that finished its handshake, with the hash of the
-// key its upgrade request carried (empty when none).
+// key its upgrade request carried (empty when none) and whether the upgrade asked for
+// cancel-on-disconnect (?cancelOnDisconnect=true; cancel_on_disconnect.go).
 type SocketOpened struct {
-	Socket  uint64 `json:"socket"`
-	KeyHash string `json:"keyHash"`
+	Socket             uint64 `json:"socket"`
+	KeyHash            string `json:"keyHash"`
+	CancelOnDisconnect bool   `json:"cancelOnDisconnect,omitempty"`
 }
 
 // SocketClosed reports that a stream socket is gone.

@@ -340,14 +340,16 @@ func (a *applier) rotateKey(c RotateKey) {
 	delete(a.d.KeyIndex, old)
 	p.KeyHash = c.NewKeyHash
 	a.d.KeyIndex[p.KeyHash] = p.ID
+	var closed []uint64
 	for _, id := range sortedKeys(a.d.Sockets) {
 		if s := a.d.Sockets[id]; s.PartyID == p.ID && s.KeyHash == old {
 			if !a.quiet {
 				a.out.Closes = append(a.out.Closes, SocketClose{Socket: id, Code: CloseUnauthorized, Reason: "API key rotated"})
 			}
-			a.dropSocket(id)
+			closed = append(closed, id)
 		}
 	}
+	a.dropSockets(closed) // the party may go offline: cancel-on-disconnect applies
 	a.reply(200, APIKeyDTO{})
 }
 
@@ -363,7 +365,7 @@ func (a *applier) socketOpened(in SocketOpened) {
 	if _, dup := a.d.Sockets[in.Socket]; dup {
 		return
 	}
-	a.d.Sockets[in.Socket] = &Socket{ID: in.Socket, PartyID: p.ID, KeyHash: in.KeyHash}
+	a.d.Sockets[in.Socket] = &Socket{ID: in.Socket, PartyID: p.ID, KeyHash: in.KeyHash, CancelOnDisconnect: in.CancelOnDisconnect}
 	p.Online++
 	if a.quiet {
 		return // the binding and the connect-time snapshot are outputs only
@@ -372,8 +374,9 @@ func (a *applier) socketOpened(in SocketOpened) {
 	a.snapshot(p, in.Socket)
 }
 
-// socketClosed forgets a socket; the party goes offline with its last one.
-func (a *applier) socketClosed(in SocketClosed) { a.dropSocket(in.Socket) }
+// socketClosed forgets a socket; the party goes offline with its last one, and
+// cancel-on-disconnect applies then.
+func (a *applier) socketClosed(in SocketClosed) { a.dropSockets([]uint64{in.Socket}) }
 
 func (a *applier) dropSocket(id uint64) {
 	s, ok := a.d.Sockets[id]

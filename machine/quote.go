@@ -423,7 +423,11 @@ func (a *applier) endQuoteThen(q *Quote, t Trigger, then string) int {
 	}
 	n := a.cancelLanded(q.Allocations, q.ID, then)
 	status := QuoteStatusPayload{QuoteID: q.ID, RfqID: q.RFQ, Status: q.wireStatus()}
-	a.emit(q.Maker, EvQuoteStatus, status)
+	mine := status
+	if q.State == QuoteRevoked {
+		mine.Reason = q.RevokeReason
+	}
+	a.emit(q.Maker, EvQuoteStatus, mine)
 	if r := a.d.RFQs[q.RFQ]; r != nil && q.Anchored {
 		a.emit(r.Taker, EvQuoteStatus, status)
 	}

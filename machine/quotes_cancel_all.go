@@ -1,10 +1,5 @@
 package machine
 
-import (
-	"cmp"
-	"slices"
-)
-
 // CancelAllQuotes is DELETE /maker/quotes (no id), the mass cancel: every pending quote of
 // the caller that is not settling is revoked, as DELETE /maker/quotes/{id} revokes one (its
 // unsigned allocate actions withdrawn, its landed allocations cancelled on the ledger,
@@ -40,21 +35,8 @@ func (CancelAllQuotes) decodeBody(d *decoder) Input {
 }
 
 func (CancelAllQuotes) run(a *applier, maker *Party) {
-	var mine []*Quote
-	for _, q := range a.d.Quotes {
-		if q.Maker == maker.ID && q.pending() && (q.State != QuoteFunding || q.ReqSeq == 0) {
-			mine = append(mine, q)
-		}
-	}
-	// The map's order decides nothing: the quotes are sorted, and ids are unique.
-	slices.SortFunc(mine, func(x, y *Quote) int {
-		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
-	})
 	dto := CancelAllQuotesDTO{Revoked: []string{}, Settling: []string{}}
-	for _, q := range mine {
+	for _, q := range a.cancellableQuotes(maker.ID) {
 		if q.State == QuoteSettling {
 			dto.Settling = append(dto.Settling, q.ID)
 			continue

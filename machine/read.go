@@ -286,6 +286,9 @@ func (r reader) rfqIncoming() []IncomingRfqDTO {
 		out[i].RfqDTO = r.d.rfqDTOFrom(x, arena)
 		if q := mine[i]; q != nil {
 			dtos = append(dtos, r.d.quoteDTOFrom(q, arena))
+			if q.State == QuoteRevoked {
+				dtos[len(dtos)-1].RevokeReason = q.RevokeReason // the maker's own view only
+			}
 			out[i].MyQuote = &dtos[len(dtos)-1]
 		}
 	}

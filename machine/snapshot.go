@@ -24,7 +24,12 @@ import (
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
-const snapshotVersion = 1
+// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason.
+const snapshotVersion = 2
+
+// snapshotVersion1 is the previous version, still read: version 2 without the socket mark
+// and the quote revoke reason (an older desk marked no socket and recorded no reason).
+const snapshotVersion1 = 1
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
@@ -62,7 +67,12 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeMap(e, d.KeyIndex, (*encoder).Str)
 	writePtrMap(e, d.Registrations, func(e *encoder, r *Registration) { writeRegistration(e, r) })
 	writePtrMap(e, d.Challenges, func(e *encoder, c *Challenge) { e.Str(c.Text); e.Str(c.PartyID); e.Time(c.ExpiresAt) })
-	writePtrMap(e, d.Sockets, func(e *encoder, s *Socket) { e.Uvarint(s.ID); e.Str(s.PartyID); e.Str(s.KeyHash) })
+	writePtrMap(e, d.Sockets, func(e *encoder, s *Socket) {
+		e.Uvarint(s.ID)
+		e.Str(s.PartyID)
+		e.Str(s.KeyHash)
+		e.Bool(s.CancelOnDisconnect)
+	})
 	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
 	writePtrMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
 	writePtrMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
@@ -143,7 +153,7 @@ func Restore(b []byte) (*Desk, error) {
 		if len(b) > 0 && b[0] == '{' {
 			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of version %d", what, snapshotVersion)
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d and %d", what, snapshotVersion1, snapshotVersion)
 	}
 	d, err := decodeSnapshot(b)
 	if err != nil {
@@ -158,9 +168,11 @@ func Restore(b []byte) (*Desk, error) {
 func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
-	if v := dec.Uvarint(); dec.Err() == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only version %d", v, snapshotVersion)
+	v := dec.Uvarint()
+	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion1 {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d and %d", v, snapshotVersion1, snapshotVersion)
 	}
+	v2 := v != snapshotVersion1
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
 		if err := json.Unmarshal(cfg, &d.Cfg); err != nil {
@@ -179,10 +191,20 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 		return &Challenge{Text: dec.Str(), PartyID: dec.Str(), ExpiresAt: dec.Time()}
 	})
 	d.Sockets = readMap(dec, (*decoder).Uvarint, func(dec *decoder) *Socket {
-		return &Socket{ID: dec.Uvarint(), PartyID: dec.Str(), KeyHash: dec.Str()}
+		s := &Socket{ID: dec.Uvarint(), PartyID: dec.Str(), KeyHash: dec.Str()}
+		if v2 {
+			s.CancelOnDisconnect = dec.Bool()
+		}
+		return s
 	})
 	d.RFQs = readMap(dec, (*decoder).Str, readRfq)
-	d.Quotes = readMap(dec, (*decoder).Str, readQuote)
+	d.Quotes = readMap(dec, (*decoder).Str, func(dec *decoder) *Quote {
+		q := readQuote(dec)
+		if v2 {
+			q.RevokeReason = dec.Str()
+		}
+		return q
+	})
 	d.Trades = readMap(dec, (*decoder).Str, readTrade)
 	d.Actions = readMap(dec, (*decoder).Str, readAction)
 	d.DoneActions = readMap(dec, (*decoder).Str, func(dec *decoder) *DoneAction {
@@ -425,6 +447,7 @@ func writeQuote(e *encoder, q *Quote) {
 	e.Bool(q.Anchored)
 	e.Uvarint(q.ReqSeq)
 	e.Int(q.PendingCancels)
+	e.Str(q.RevokeReason) // since snapshot version 2
 }
 
 func readQuote(d *decoder) *Quote {

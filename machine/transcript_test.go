@@ -229,13 +229,13 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 		name := td.CmdArgs[0].Key
 		tr.registerStart(name)
 		tr.registerComplete(name, false)
-		tr.connect(tr.actors[name])
+		tr.connect(tr.actors[name], td.HasArg("cod"))
 	case "register-start":
 		tr.registerStart(td.CmdArgs[0].Key)
 	case "register-complete":
 		tr.registerComplete(td.CmdArgs[0].Key, td.HasArg("bad-signature"))
 	case "connect":
-		tr.connect(tr.who(td, "by"))
+		tr.connect(tr.who(td, "by"), td.HasArg("cod"))
 	case "disconnect":
 		tr.feed(SocketClosed{Socket: tr.socketOf(tr.who(td, "by"))})
 	case "rfq":
@@ -379,9 +379,10 @@ func (tr *transcript) registerComplete(name string, bad bool) {
 	}
 }
 
-func (tr *transcript) connect(a actor) {
+// connect opens a stream socket of a; with cod it is opened with ?cancelOnDisconnect=true.
+func (tr *transcript) connect(a actor, cod bool) {
 	tr.h.socket++
-	tr.feed(SocketOpened{Socket: tr.h.socket, KeyHash: keyHash(a.key)})
+	tr.feed(SocketOpened{Socket: tr.h.socket, KeyHash: keyHash(a.key), CancelOnDisconnect: cod})
 }
 
 // socketOf is the last socket the desk bound to a's party.

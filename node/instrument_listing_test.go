@@ -86,7 +86,7 @@ func TestInstrumentAdded(t *testing.T) {
 		t.Fatalf("taker holds %q xau after a faucet draw, want 5", got)
 	}
 
-	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash()); err != nil {
+	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
 		t.Fatal(err)
 	}
 	rfq := d.Must(d.Do(machine.CreateRFQ{Req: taker.Req(), Direction: machine.Sell, Qty: money.MustParse("2"),

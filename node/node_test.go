@@ -51,7 +51,7 @@ func TestRestart(t *testing.T) {
 	maker, taker := d.Register("Maker"), d.Register("Taker")
 	d.Fund(maker, 2)
 	d.Fund(taker, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash()); err != nil {
+	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
 		t.Fatal(err)
 	}
 	first := d.Trade(events, maker, taker)

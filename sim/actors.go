@@ -88,6 +88,7 @@ type actor struct {
 	party, hint  string
 	reg          regPhase
 	socket       uint64
+	cod          bool // opens its streams with ?cancelOnDisconnect=true (cancelondisconnect.go)
 	inflight     map[*request]bool
 	nextReq      uint64 // numbers the actor's requests
 	faucetAt     time.Time
@@ -149,6 +150,7 @@ func newActor(s *Sim, idx int, r role, seed uint64) *actor {
 	a.pQuote = 0.6 + 0.4*rng.Float64()
 	a.spreadBps = 5 + rng.IntN(60)
 	a.streamsQuotes = rng.IntN(4) != 0
+	a.cod = drawCancelOnDisconnect(r, seed, idx)
 	return a
 }
 
@@ -463,7 +465,7 @@ func (a *actor) connect() {
 	s.nextSocket++
 	id := s.nextSocket
 	a.socket = id
-	a.notify(machine.SocketOpened{Socket: id, KeyHash: a.keyHash}, func() bool { return a.socket == id })
+	a.notify(machine.SocketOpened{Socket: id, KeyHash: a.keyHash, CancelOnDisconnect: a.cod}, func() bool { return a.socket == id })
 }
 
 func (a *actor) disconnect() {

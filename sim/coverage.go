@@ -91,6 +91,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, boundaryGoals(m.Boundary)...)
 	goals = append(goals, massCancelGoals(k, runs)...)
 	goals = append(goals, declineGoals(k, runs)...)
+	goals = append(goals, codGoals(k, m, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -119,6 +120,7 @@ func MissingOver(results []*Result) []string {
 		mix.Unavailable = max(mix.Unavailable, r.Mix.Unavailable)
 		mix.Rejected = max(mix.Rejected, r.Mix.Rejected)
 		mix.Internal = max(mix.Internal, r.Mix.Internal)
+		mix.Disconnect = max(mix.Disconnect, r.Mix.Disconnect)
 		mix.Boundary = maxBoundaryMix(mix.Boundary, r.Mix.Boundary)
 	}
 	return total.missing(results[0].Knobs, mix, len(results))
@@ -126,7 +128,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

@@ -405,6 +405,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	}
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
+	s.codCoverage(in, out)
 	s.probeAfter(pr, env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})

@@ -12,8 +12,9 @@ type Desk interface {
 	Do(ctx context.Context, cmd machine.Command_) (machine.Reply, error)
 	// Read answers a query for the caller with this key hash (it resolves the caller itself).
 	Read(ctx context.Context, keyHash string, q machine.Query) (machine.Reply, error)
-	// OpenSocket / CloseSocket report a stream socket's life; the machine's answer (binding,
-	// snapshot events, or a 4401 close) comes back through the hub's Deliver.
-	OpenSocket(ctx context.Context, socket uint64, keyHash string) error
+	// OpenSocket / CloseSocket report a stream socket's life (OpenSocket with its
+	// cancel-on-disconnect mark); the machine's answer (binding, snapshot events, or a 4401
+	// close) comes back through the hub's Deliver.
+	OpenSocket(ctx context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error
 	CloseSocket(ctx context.Context, socket uint64) error
 }

@@ -35,6 +35,7 @@ type readCall struct {
 type openCall struct {
 	socket  uint64
 	keyHash string
+	cod     bool // cancel-on-disconnect
 }
 
 func newFakeDesk() *fakeDesk { return &fakeDesk{closeCh: make(chan uint64, 1024)} }
@@ -61,9 +62,9 @@ func (d *fakeDesk) Read(_ context.Context, keyHash string, q machine.Query) (mac
 	return machine.Reply{Status: 200, Body: map[string]string{"query": "ok"}}, nil
 }
 
-func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string) error {
+func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error {
 	d.mu.Lock()
-	d.opened = append(d.opened, openCall{socket, keyHash})
+	d.opened = append(d.opened, openCall{socket, keyHash, cancelOnDisconnect})
 	fn := d.openFn
 	d.mu.Unlock()
 	if fn != nil {

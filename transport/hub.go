@@ -63,9 +63,11 @@ type socket struct {
 	id      uint64
 	conn    *gws.Conn
 	keyHash string
-	queue   chan frame
-	kill    chan struct{} // closed to make the writer close the socket now
-	alive   atomic.Bool   // a pong (or the open) since the last ping
+	// cancelOnDisconnect is the upgrade's ?cancelOnDisconnect=true (cancelondisconnect.go).
+	cancelOnDisconnect bool
+	queue              chan frame
+	kill               chan struct{} // closed to make the writer close the socket now
+	alive              atomic.Bool   // a pong (or the open) since the last ping
 
 	// guarded by Hub.mu
 	party      string
@@ -413,7 +415,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 func (h *Hub) openSocket(s *socket) error {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.opTimeout)
 	defer cancel()
-	return h.cfg.desk.OpenSocket(ctx, s.id, s.keyHash)
+	return h.cfg.desk.OpenSocket(ctx, s.id, s.keyHash, s.cancelOnDisconnect)
 }
 
 func (h *Hub) closeSocketOnDesk(s *socket) {

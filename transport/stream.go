@@ -38,6 +38,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		s.writeError(w, r, http.StatusBadRequest, "", "this endpoint is a WebSocket: send an upgrade request")
 		return
 	}
+	cod, err := cancelOnDisconnect(r) // before capacity: a bad request is never worth a retry
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, "", err.Error())
+		return
+	}
 	if s.hub.full() {
 		s.metrics.refused.Add(1)
 		s.writeError(w, r, http.StatusServiceUnavailable, machine.CodeRetryLater, "no stream capacity right now; retry with backoff")
@@ -61,6 +66,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		keyHash: HashKey(key),
 		queue:   make(chan frame, s.opts.SendQueue),
 		kill:    make(chan struct{}),
+
+		cancelOnDisconnect: cod,
 	}
 	sock.alive.Store(true)
 	if ok, code, reason := s.hub.register(sock); !ok {

@@ -22,7 +22,7 @@ const houseSocketBase = uint64(1) << 62
 type houseDesk interface {
 	Do(ctx context.Context, cmd machine.Command_) (machine.Reply, error)
 	Read(ctx context.Context, keyHash string, q machine.Query) (machine.Reply, error)
-	OpenSocket(ctx context.Context, socket uint64, keyHash string) error
+	OpenSocket(ctx context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error
 	CloseSocket(ctx context.Context, socket uint64) error
 }
 
@@ -66,7 +66,7 @@ func (h *houseMaker) notify() {
 
 // open opens the maker's reserved socket: from then on the desk counts it online.
 func (h *houseMaker) open(ctx context.Context) error {
-	if err := h.desk.OpenSocket(ctx, h.socket, h.keyHash); err != nil {
+	if err := h.desk.OpenSocket(ctx, h.socket, h.keyHash, false); err != nil {
 		return fmt.Errorf("house maker %s: open its socket: %w", h.hint, err)
 	}
 	h.log.Info("house maker online", "hint", h.hint, "spreadBps", h.params.SpreadBps, "maxShareBps", h.params.MaxShareBps)

@@ -29,8 +29,8 @@ func (d *noDesk) Read(context.Context, string, machine.Query) (machine.Reply, er
 	return machine.Reply{}, errNoDesk
 }
 
-func (d *noDesk) OpenSocket(context.Context, uint64, string) error { return nil }
-func (d *noDesk) CloseSocket(context.Context, uint64) error        { return nil }
+func (d *noDesk) OpenSocket(context.Context, uint64, string, bool) error { return nil }
+func (d *noDesk) CloseSocket(context.Context, uint64) error              { return nil }
 
 // TestWaitIsNoAuthFailure: `deskctl wait` against a serving desk exits 0, and the desk
 // counts no 401 for it (it polled the keyless probe, not a keyed route) and was not called.

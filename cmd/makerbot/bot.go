@@ -186,7 +186,8 @@ func (b *bot) recoverKey(ctx context.Context) error {
 
 // stream consumes one stream until it ends or must be recycled.
 func (b *bot) stream(ctx context.Context) error {
-	s := b.c.Subscribe(ctx, &client.StreamOptions{MinBackoff: 250 * time.Millisecond, MaxBackoff: b.cfg.maxBackoff})
+	s := b.c.Subscribe(ctx, &client.StreamOptions{MinBackoff: 250 * time.Millisecond, MaxBackoff: b.cfg.maxBackoff,
+		CancelOnDisconnect: b.cfg.cancelOnDisconnect})
 	defer s.Close()
 	reconcile := time.NewTicker(b.cfg.reconcileEvery)
 	defer reconcile.Stop()

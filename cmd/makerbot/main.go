@@ -23,7 +23,10 @@
 //   - Connection: the stream reconnects with exponential backoff and jitter; every
 //     -status-every the bot checks `invitable` in GET /maker/status and recycles a stream
 //     the desk does not see; every -reconcile-every it re-reads its incoming RFQs and
-//     pending actions, so a missed event costs at most that long.
+//     pending actions, so a missed event costs at most that long. With
+//     -cancel-on-disconnect every stream is opened with ?cancelOnDisconnect=true: when the
+//     bot's last stream drops (or the desk restarts) the desk revokes its live quotes, and
+//     the bot quotes again once reconnected.
 //   - Metrics: Prometheus text on -metrics-addr/metrics: quotes sent, won, lost, skipped,
 //     refused, the settle latency (from quote submission to the quote's win), key
 //     recoveries, stream connects, faucet draws.
@@ -62,6 +65,7 @@ type config struct {
 	lowWater                                   map[string]money.Decimal // nil: half a faucet drip
 	reconcileEvery, statusEvery, faucetEvery   time.Duration
 	maxBackoff                                 time.Duration
+	cancelOnDisconnect                         bool
 }
 
 func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (config, error) {
@@ -80,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (co
 	fs.DurationVar(&c.statusEvery, "status-every", 10*time.Second, "how often to check `invitable`")
 	fs.DurationVar(&c.faucetEvery, "faucet-every", time.Minute, "least time between two faucet draws")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", 10*time.Second, "longest wait between reconnection attempts")
+	fs.BoolVar(&c.cancelOnDisconnect, "cancel-on-disconnect", false, "open the stream with ?cancelOnDisconnect=true: the desk revokes the bot's live quotes when its last stream drops")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -76,7 +76,7 @@ func record(t *testing.T) (recorded, error) {
 	}
 	d := drive.Driver{T: t, Desk: n.Loop}
 	maker, taker := d.Register("Maker"), d.Register("Taker")
-	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash()); err != nil {
+	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
 		return recorded{}, err
 	}
 	clock.Advance(time.Second)

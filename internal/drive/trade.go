@@ -32,7 +32,7 @@ func Config(seed uint64, cat []machine.Instrument, feeBps int) machine.Config {
 // Sockets opens a party's stream socket (the loop's OpenSocket): a maker needs one to be
 // invited.
 type Sockets interface {
-	OpenSocket(ctx context.Context, socket uint64, keyHash string) error
+	OpenSocket(ctx context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error
 }
 
 // Pairs registers n maker/taker pairs ("maker i", "taker i"), funds every party with one
@@ -44,7 +44,7 @@ func (d Driver) Pairs(n int, sockets Sockets) [][2]Party {
 		m, tk := d.Register(fmt.Sprintf("maker %d", i)), d.Register(fmt.Sprintf("taker %d", i))
 		d.Fund(m, 2)
 		d.Fund(tk, 2)
-		if err := sockets.OpenSocket(context.Background(), uint64(i+1), m.KeyHash()); err != nil {
+		if err := sockets.OpenSocket(context.Background(), uint64(i+1), m.KeyHash(), false); err != nil {
 			d.T.Fatal(err)
 		}
 		pairs[i] = [2]Party{m, tk}

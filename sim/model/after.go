@@ -31,7 +31,7 @@ func (s *step) afterEvents() {
 	for _, id := range sortedKeys(s.revoking) {
 		q := m.st.Quotes[id]
 		if q != nil && q.Status == "pending" {
-			s.failf("quote %s was not revoked (re-quote, DELETE, a decline or a failed settlement revokes it with quote.status revoked)", id)
+			s.failf("quote %s was not revoked (re-quote, DELETE, a decline, a failed settlement or cancel-on-disconnect revokes it with quote.status revoked)", id)
 			return
 		}
 	}

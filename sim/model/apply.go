@@ -52,6 +52,10 @@ type step struct {
 	statusTo    map[string]map[string]string // quote → recipient → status sent
 	history     map[string]map[string]bool   // RFQ → history kinds recorded for its taker
 	settledTo   map[string]map[string]bool   // trade → recipients of trade.settled
+
+	// disconnecting are the quotes this input may revoke for cancel-on-disconnect
+	// (disconnect.go); those it must are in revoking too.
+	disconnecting map[string]bool
 }
 
 // expect is a decided answer: a status and a code, or a set of them when the contract
@@ -246,13 +250,8 @@ func replyText(rep machine.Reply) string {
 
 func (s *step) boot() {
 	m := s.m
-	// Every socket is closed by a restart.
-	for id, sk := range m.st.Sockets {
-		if p := m.party(sk.Party); p != nil && p.Online > 0 {
-			p.Online--
-		}
-		delete(m.st.Sockets, id)
-	}
+	// Every socket is closed by a restart, which counts as a disconnect.
+	s.dropSockets(slices.Sorted(maps.Keys(m.st.Sockets)))
 	// Requests held before the restart have no client any more: a quote submission or an
 	// accept never answered is undone (the client retries); nobody waits for the others.
 	for seq, r := range m.st.Reqs {
@@ -295,7 +294,7 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 		s.failf("socket %d opened with an unknown key was not closed with 4401", in.Socket)
 		return
 	}
-	m.st.Sockets[in.Socket] = &Socket{Party: p.ID, KeyHash: in.KeyHash}
+	m.st.Sockets[in.Socket] = &Socket{Party: p.ID, KeyHash: in.KeyHash, CancelOnDisconnect: in.CancelOnDisconnect}
 	p.Online++
 	bound := false
 	for _, b := range s.out.Bindings {
@@ -342,12 +341,7 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 
 func (s *step) socketClosed(in machine.SocketClosed) {
 	s.route = "stream socket closed"
-	if sk, ok := s.m.st.Sockets[in.Socket]; ok {
-		if p := s.m.party(sk.Party); p != nil && p.Online > 0 {
-			p.Online--
-		}
-		delete(s.m.st.Sockets, in.Socket)
-	}
+	s.dropSockets([]uint64{in.Socket})
 }
 
 func invited(r *RFQ, party string) bool {

@@ -251,8 +251,10 @@ func (s *step) rotate(c machine.RotateKey) {
 	}
 	p.Keys = map[string]bool{c.NewKeyHash: true}
 	m.st.Keys[c.NewKeyHash] = p.ID
+	var dropped []uint64
 	for _, id := range slices.Sorted(maps.Keys(m.st.Sockets)) { // in order: a failure names the same socket in a replay
 		if sk := m.st.Sockets[id]; sk.Party == p.ID {
+			dropped = append(dropped, id)
 			closed := false
 			for _, cl := range s.out.Closes {
 				if cl.Socket == id && cl.Code == machine.CloseUnauthorized {
@@ -262,10 +264,9 @@ func (s *step) rotate(c machine.RotateKey) {
 			if !closed {
 				s.failf("socket %d of %s, opened with the rotated key, was not closed with 4401", id, p.Hint)
 			}
-			p.Online--
-			delete(m.st.Sockets, id)
 		}
 	}
+	s.dropSockets(dropped) // the party goes offline: cancel-on-disconnect applies
 }
 
 // ---- RFQs ----

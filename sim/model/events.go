@@ -33,6 +33,8 @@ func (m *Model) checkQuoteDTO(d machine.QuoteDTO, q *Quote) string {
 		return fmt.Sprintf("quote %s: settling is %v, not %v", q.ID, d.Settling, q.Settling)
 	case d.AnchorCids == nil || !equalStrings(sortedStrings(d.AnchorCids), sortedStrings(anchors)):
 		return fmt.Sprintf("quote %s: anchorCids are %v, not %v", q.ID, d.AnchorCids, anchors)
+	case d.RevokeReason != "":
+		return fmt.Sprintf("quote %s: revokeReason %q outside GET /rfq/incoming's myQuote", q.ID, d.RevokeReason)
 	}
 	return ""
 }
@@ -421,6 +423,10 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 		return
 	}
 	s.statusTo[q.ID][to.ID] = p.Status
+	if msg := s.disconnectReason(q, to, p); msg != "" {
+		s.failf("%s", msg)
+		return
+	}
 	if q.Status != "pending" {
 		if q.Status == p.Status && s.statusSent[q.ID] {
 			return // the same transition, told to its second recipient
@@ -433,7 +439,7 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	case "revoked":
 		// Re-quote, DELETE, a failed settlement, or unsigned actions that expired (a quote
 		// whose allocations never all landed).
-		ok = s.revoking[q.ID] || s.mayRevoke[q.ID] || (!q.Anchored && !q.Settling)
+		ok = s.revoking[q.ID] || s.mayRevoke[q.ID] || s.disconnecting[q.ID] || (!q.Anchored && !q.Settling)
 	case "expired":
 		ok = !q.Settling && (!q.ValidUntil.After(s.at) || s.expiredRFQ[q.RFQ]) && (q.Anchored || s.expiredRFQ[q.RFQ])
 		if ok && s.expiredRFQ[q.RFQ] && !s.expiredTo[q.RFQ][to.ID] {
@@ -454,6 +460,9 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 		return
 	}
 	q.Status = p.Status
+	if p.Status == "revoked" && s.disconnecting[q.ID] {
+		q.RevokeReason = reasonDisconnect
+	}
 	q.Settling = false
 	put(&s.statusSent, q.ID, true)
 }

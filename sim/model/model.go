@@ -72,6 +72,8 @@ type History struct {
 type Socket struct {
 	Party   string `json:"party"`
 	KeyHash string `json:"keyHash"`
+	// CancelOnDisconnect is the socket's mark (?cancelOnDisconnect=true).
+	CancelOnDisconnect bool `json:"cancelOnDisconnect,omitempty"`
 }
 
 // Registration is a pending register/start.
@@ -122,6 +124,8 @@ type Quote struct {
 	// Unsigned is set when one of its actions left the queue never signed: its allocations
 	// can no longer all land, so it must never anchor.
 	Unsigned bool `json:"unsigned"`
+	// RevokeReason is "disconnect" for a quote revoked by cancel-on-disconnect.
+	RevokeReason string `json:"revokeReason,omitempty"`
 }
 
 // Trade is an accepted trade (its accept answered 202).

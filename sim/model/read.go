@@ -311,7 +311,7 @@ func (m *Model) readIncoming(p *Party, body any) string {
 		case q == nil:
 			return fmt.Sprintf("RFQ %s: myQuote is %s, but the caller has no recorded quote on it", r.ID, x.MyQuote.QuoteID)
 		default:
-			if msg := m.checkQuoteDTO(*x.MyQuote, q); msg != "" {
+			if msg := m.checkMyQuote(*x.MyQuote, q); msg != "" {
 				return "myQuote: " + msg
 			}
 		}

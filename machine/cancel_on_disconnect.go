@@ -1,0 +1,78 @@
+package machine
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Cancel-on-disconnect (docs/api.md, "Cancel-on-disconnect").
+//
+// A stream socket opened with ?cancelOnDisconnect=true is marked (SocketOpened carries the
+// mark, so the journal and the snapshot know it). When an input takes a party offline (its
+// last socket closed or dropped for a missed pong, its sockets closed by a key rotation, or
+// every socket closed by a restart's Boot) and one of the sockets that input dropped
+// carried the mark, every pending quote of the party that is not settling is revoked in
+// that same input, exactly as DELETE /maker/quotes revokes it, and the quote records the
+// reason RevokeDisconnect. A quote whose POST /maker/quotes still waits on the ledger is
+// left alone, as the mass cancel leaves it: it is not recorded yet, and its submission is
+// answered as usual (a restart's Boot refuses it, as it refuses every held submission).
+
+// RevokeDisconnect is the reason a quote revoked by cancel-on-disconnect records, and the
+// reason of the maker's quote.status revoked frame.
+const RevokeDisconnect = "disconnect"
+
+// dropSockets forgets the given sockets, in the order given, and then revokes the quotes
+// of every party the drop took offline and one of whose dropped sockets carried the mark.
+// Parties are handled in the order their first marked socket was dropped.
+func (a *applier) dropSockets(ids []uint64) {
+	var marked []string
+	for _, id := range ids {
+		s, ok := a.d.Sockets[id]
+		if !ok {
+			continue
+		}
+		if s.CancelOnDisconnect && !slices.Contains(marked, s.PartyID) {
+			marked = append(marked, s.PartyID)
+		}
+		a.dropSocket(id)
+	}
+	for _, id := range marked {
+		if p, ok := a.d.Parties[id]; ok && p.Online == 0 {
+			a.cancelOnDisconnect(p)
+		}
+	}
+}
+
+// cancelOnDisconnect revokes every cancellable quote of a party that went offline.
+func (a *applier) cancelOnDisconnect(p *Party) {
+	for _, q := range a.cancellableQuotes(p.ID) {
+		if q.State == QuoteSettling {
+			continue
+		}
+		q.RevokeReason = RevokeDisconnect
+		a.endQuote(q, TrigRevoke)
+		if q.State != QuoteRevoked {
+			q.RevokeReason = "" // not revoked after all: no reason to record
+		}
+	}
+}
+
+// cancellableQuotes are the maker's quotes a mass cancel considers: every pending quote
+// except one whose POST /maker/quotes still waits on its ledger prepares (not recorded
+// yet; its caller has not been told its id). They come in creation order (by creation
+// time, then by id): the map's order decides nothing.
+func (a *applier) cancellableQuotes(maker string) []*Quote {
+	var mine []*Quote
+	for _, q := range a.d.Quotes {
+		if q.Maker == maker && q.pending() && (q.State != QuoteFunding || q.ReqSeq == 0) {
+			mine = append(mine, q)
+		}
+	}
+	slices.SortFunc(mine, func(x, y *Quote) int {
+		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	return mine
+}
