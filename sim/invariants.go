@@ -51,6 +51,23 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("%s violation at step %d (%s): %s", f.Class, f.Step, f.At.Format(time.RFC3339Nano), f.Message)
 }
 
+// machineryPrefixes begin the messages of failures of the simulator's own machinery: an
+// encoding, a snapshot or a prune of its in-memory journals or of the judge (sim.go,
+// judge.go). A trace does not replay them (TRACE.md): the replay has no such machinery.
+var machineryPrefixes = []string{"encode ", "save desk snapshot:", "prune desk journal:", "snapshot the judge ",
+	"snapshot the ledger:", "save the ledger snapshot:", "prune the ledger journal:"}
+
+// Machinery reports whether the failure is one of the simulator's own machinery rather
+// than of the desk: a planted bug that breaks the journals can make one.
+func (f *Failure) Machinery() bool {
+	for _, p := range machineryPrefixes {
+		if strings.HasPrefix(f.Message, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // failf records the first failure; the run stops after the current step.
 func (s *Sim) failf(c Class, format string, args ...any) {
 	if s.failure != nil {
@@ -150,6 +167,11 @@ func (s *Sim) observeBefore(env machine.Envelope) observation {
 // settled trades with their ledger update, failed trades with nothing moved; and counts.
 func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observation) {
 	d := s.desk
+	// Every allocation the input asks of the ledger points the way the documents say, as
+	// the desk issues it (a replayed trace checks it too).
+	for _, c := range out.Calls {
+		s.checkAllocationSide(c)
+	}
 	switch in := env.Input.(type) {
 	case machine.AcceptQuote:
 		// The trade an accept made is watched by checkDesk from now on.

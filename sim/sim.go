@@ -680,7 +680,6 @@ func (s *Sim) issue(c machine.LedgerCall) {
 
 // execLedger runs one call against the ledger now.
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
-	s.checkAllocationSide(c)
 	before := s.ledger.L.Offset()
 	res := s.ledger.Do(context.Background(), c)
 	s.dirtyLedger = true
