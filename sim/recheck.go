@@ -234,12 +234,15 @@ func ReplayTrace(r io.Reader, j Judges) (*Recheck, error) {
 		if err != nil {
 			return nil, fmt.Errorf("desk record %d: %w", d.Seq, err)
 		}
-		if out, ok := s.recheckInput(env); ok {
-			if len(c.Tail) == RecheckTail {
-				c.Tail = append(c.Tail[:0], c.Tail[1:]...)
-			}
-			c.Tail = append(c.Tail, machine.DescribeStep(env, out))
+		out, ok := s.recheckInput(env)
+		step := machine.DescribeInput(env) + "\n  (machine.Apply panicked)\n"
+		if ok {
+			step = machine.DescribeStep(env, out)
 		}
+		if len(c.Tail) == RecheckTail {
+			c.Tail = append(c.Tail[:0], c.Tail[1:]...)
+		}
+		c.Tail = append(c.Tail, step)
 		if stepOrphans && s.failure == nil {
 			s.checkOrphans(true)
 		}

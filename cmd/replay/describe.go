@@ -29,7 +29,13 @@ func runDescribe(stdout, stderr io.Writer, src *source, c config) int {
 			fmt.Fprintf(stderr, "replay: -describe: desk record %d: %v\n", seq, err)
 			return exitError
 		}
-		if _, err := io.WriteString(stdout, machine.DescribeStep(env, machine.Apply(desk, env))); err != nil {
+		out, panicked := applyRecovering(desk, env)
+		if panicked != nil {
+			fmt.Fprintf(stdout, "%s\n  panicked: %v\n", machine.DescribeInput(env), panicked)
+			fmt.Fprintf(stderr, "replay: -describe: desk input %d: machine.Apply panicked: %v\n", seq, panicked)
+			return exitMismatch
+		}
+		if _, err := io.WriteString(stdout, machine.DescribeStep(env, out)); err != nil {
 			fmt.Fprintf(stderr, "replay: -describe: %v\n", err)
 			return exitError
 		}
@@ -68,4 +74,11 @@ func describeStart(src *source) (*machine.Desk, uint64, error) {
 		return nil, 0, fmt.Errorf("restore the desk snapshot at %d: %w", seq, err)
 	}
 	return d, seq + 1, nil
+}
+
+// applyRecovering applies one input, turning a panic of the core (a bug the trace may have
+// been written for) into a value to report.
+func applyRecovering(desk *machine.Desk, env machine.Envelope) (out machine.Outputs, panicked any) {
+	defer func() { panicked = recover() }()
+	return machine.Apply(desk, env), nil
 }

@@ -64,7 +64,8 @@ the records or the states after them differ.
 
 -describe prints every desk input replayed, with the replies, events, ledger calls and
 deadline it produced, in the text the transcripts under machine/testdata use: a failing
-seed reads like a transcript, and two runs' outputs diff line by line. A re-checked
+seed reads like a transcript, and two runs' outputs diff line by line. An input on which the core panics is printed with the panic, and the
+replay stops there with status 1. A re-checked
 trace's violation is preceded by its last few inputs in the same text.
 
 Exit status:

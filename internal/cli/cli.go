@@ -31,6 +31,12 @@ func MainInterruptible(name string, run func(ctx context.Context, args []string,
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Once the first signal ended the context, stop catching: a second one gets the
+	// default action and ends a shutdown that hangs.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -519,7 +519,7 @@ func (s *step) deleteQuote(p *Party, c machine.DeleteQuote) {
 			put(&s.revoking, q.ID, true)
 			return ""
 		}}
-		if r := m.st.RFQs[q.RFQ]; r != nil && r.Accepting != 0 && r.Settling == "" {
+		if m.beingAccepted(q) {
 			// An accept of it may be with the ledger: until its answer the quote is not yet
 			// settling, and the contract's 409 and the delete are both allowed.
 			e.alts = append(e.alts, sc{409, ""})

@@ -55,7 +55,7 @@ func (s *step) declineRFQ(p *Party, c machine.DeclineRFQ) {
 		q := m.st.Quotes[qid]
 		switch {
 		case q == nil || q.Maker != p.ID || q.Status != "pending" || q.Settling:
-		case r.Accepting != 0 && r.Settling == "":
+		case m.beingAccepted(q):
 			// An accept on the RFQ may be with the ledger: until its answer the contract does
 			// not say whether the quote is settling yet (as for the mass cancel).
 			put(&s.mayRevoke, q.ID, true)

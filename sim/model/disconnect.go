@@ -55,7 +55,7 @@ func (s *step) cancelOnDisconnect(p *Party) {
 			continue
 		}
 		put(&s.disconnecting, id, true)
-		if r := m.st.RFQs[q.RFQ]; r != nil && r.Accepting != 0 && r.Settling == "" {
+		if m.beingAccepted(q) {
 			continue // its accept may have made it settling already: either is right
 		}
 		put(&s.revoking, id, true)

@@ -25,10 +25,10 @@ func (s *step) cancelAllQuotes(p *Party) {
 		if q.Maker != p.ID || q.Status != "pending" {
 			continue
 		}
-		switch r := m.st.RFQs[q.RFQ]; {
+		switch {
 		case q.Settling:
 			must[id] = mustSettle
-		case r != nil && r.Accepting != 0 && r.Settling == "":
+		case m.beingAccepted(q):
 			// An accept on its RFQ may be with the ledger: until its answer the contract
 			// does not say whether the quote is settling yet (as for DELETE of one quote,
 			// where 409 and 204 are both allowed), so either list is right.
@@ -82,4 +82,17 @@ func (m *Model) createdBefore(a, b string) bool {
 		return qa.CreatedAt.Before(qb.CreatedAt)
 	}
 	return a < b
+}
+
+// beingAccepted reports whether an accept of this very quote may be with the ledger: its
+// RFQ waits on an accept request that names the quote (or one the model no longer holds).
+// Until the ledger answers, the contract does not say whether the quote is settling yet;
+// another maker's quote on that RFQ is not concerned.
+func (m *Model) beingAccepted(q *Quote) bool {
+	r := m.st.RFQs[q.RFQ]
+	if r == nil || r.Accepting == 0 || r.Settling != "" {
+		return false
+	}
+	req := m.st.Reqs[r.Accepting]
+	return req == nil || req.Quote == q.ID
 }
