@@ -14,8 +14,9 @@ import (
 // carried the mark, every pending quote of the party that is not settling is revoked in
 // that same input, exactly as DELETE /maker/quotes revokes it, and the quote records the
 // reason RevokeDisconnect. A quote whose POST /maker/quotes still waits on the ledger is
-// left alone, as the mass cancel leaves it: it is not recorded yet, and its submission is
-// answered as usual (a restart's Boot refuses it, as it refuses every held submission).
+// withdrawn, as the mass cancel withdraws it: its submission is answered 409, and the
+// quote never goes live behind a maker that is gone (a restart's Boot refuses it, as it
+// refuses every held submission).
 
 // RevokeDisconnect is the reason a quote revoked by cancel-on-disconnect records, and the
 // reason of the maker's quote.status revoked frame.
@@ -43,8 +44,12 @@ func (a *applier) dropSockets(ids []uint64) {
 	}
 }
 
-// cancelOnDisconnect revokes every cancellable quote of a party that went offline.
+// cancelOnDisconnect revokes every cancellable quote of a party that went offline, and
+// withdraws its submissions still waiting on the ledger.
 func (a *applier) cancelOnDisconnect(p *Party) {
+	if !a.booting {
+		a.withdrawWaitingSubmissions(p.ID, "the quote was withdrawn by cancel-on-disconnect before it was recorded")
+	}
 	for _, q := range a.cancellableQuotes(p.ID) {
 		if q.State == QuoteSettling {
 			continue
@@ -59,12 +64,19 @@ func (a *applier) cancelOnDisconnect(p *Party) {
 
 // cancellableQuotes are the maker's quotes a mass cancel considers: every pending quote
 // except one whose POST /maker/quotes still waits on its ledger prepares (not recorded
-// yet; its caller has not been told its id). They come in creation order (by creation
-// time, then by id): the map's order decides nothing.
+// yet; its caller has not been told its id). They come in creation order.
 func (a *applier) cancellableQuotes(maker string) []*Quote {
+	return a.makersQuotes(maker, func(q *Quote) bool {
+		return q.pending() && (q.State != QuoteFunding || q.ReqSeq == 0)
+	})
+}
+
+// makersQuotes are the maker's quotes that keep holds, in creation order (by creation
+// time, then by id): the map's order decides nothing.
+func (a *applier) makersQuotes(maker string, keep func(*Quote) bool) []*Quote {
 	var mine []*Quote
 	for _, q := range a.d.Quotes {
-		if q.Maker == maker && q.pending() && (q.State != QuoteFunding || q.ReqSeq == 0) {
+		if q.Maker == maker && keep(q) {
 			mine = append(mine, q)
 		}
 	}
@@ -75,4 +87,14 @@ func (a *applier) cancellableQuotes(maker string) []*Quote {
 		return cmp.Compare(x.ID, y.ID)
 	})
 	return mine
+}
+
+// withdrawWaitingSubmissions ends the maker's quotes whose POST /maker/quotes still waits
+// on the ledger prepares, in creation order: each submission is answered 409 with why, and
+// the quote goes as a refused one (no quote.created was sent; what landed is released).
+func (a *applier) withdrawWaitingSubmissions(maker, why string) {
+	waiting := a.makersQuotes(maker, func(q *Quote) bool { return q.State == QuoteFunding && q.ReqSeq != 0 })
+	for _, q := range waiting {
+		a.quoteFundingRefused(q, conflict("%s", why))
+	}
 }

@@ -46,11 +46,13 @@ func massCancelWould(t tb, h *harness, p actor) []string {
 		t.Fatal(err)
 	}
 	out := Apply(d, Envelope{Seq: h.seq + 1, At: h.now, Input: CancelAllQuotes{Req: p.req()}})
-	dto, ok := out.Replies[0].Body.(CancelAllQuotesDTO)
-	if !ok {
-		t.Fatalf("mass cancel on the copy: %+v", out.Replies)
+	for _, rep := range out.Replies {
+		if dto, ok := rep.Body.(CancelAllQuotesDTO); ok && rep.Seq == h.seq+1 {
+			return dto.Revoked
+		}
 	}
-	return dto.Revoked
+	t.Fatalf("mass cancel on the copy: %+v", out.Replies)
+	return nil
 }
 
 // TestCancelOnDisconnectLaw: whatever quotes two makers hold (as in TestCancelAllQuotesLaw)
@@ -119,6 +121,12 @@ func TestCancelOnDisconnectLaw(t *testing.T) {
 			want = massCancelWould(rapidTB{t}, h, alpha)
 		}
 		before := quoteStates(h.d)
+		waiting := map[string]uint64{} // alpha's submissions still with the ledger
+		for id, q := range h.d.Quotes {
+			if q.Maker == alpha.id && q.State == QuoteFunding && q.ReqSeq != 0 {
+				waiting[id] = q.ReqSeq
+			}
+		}
 		from := len(h.events)
 		if restart {
 			h.apply(Boot{})
@@ -128,7 +136,24 @@ func TestCancelOnDisconnectLaw(t *testing.T) {
 		if h.d.Parties[alpha.id].Online != 0 {
 			t.Fatalf("%s still online", alpha.id)
 		}
+		// A submission still waiting is withdrawn by a marked disconnect (409) and by a
+		// restart (its client is gone); an unmarked close leaves it waiting.
+		for id, seq := range waiting {
+			q, still := h.d.Quotes[id]
+			rep, answered := h.replies[seq]
+			switch {
+			case restart && still:
+				t.Fatalf("quote %s still waits after the restart", id)
+			case !restart && marked && (still || !answered || rep.Status != 409):
+				t.Fatalf("quote %s, waiting at the marked disconnect: still %v, answer %+v; want withdrawn with 409", id, still, rep)
+			case !restart && !marked && (!still || q.State != QuoteFunding || q.ReqSeq != seq || answered):
+				t.Fatalf("quote %s, waiting at an unmarked disconnect, changed: %v, answer %+v", id, q, rep)
+			}
+		}
 		for id, was := range before {
+			if _, w := waiting[id]; w {
+				continue
+			}
 			q, still := h.d.Quotes[id]
 			switch {
 			case slices.Contains(want, id):
@@ -200,10 +225,11 @@ func TestCancelOnDisconnectKeyRotation(t *testing.T) {
 	}
 }
 
-// TestCancelOnDisconnectLeavesWaitingSubmission: a quote whose POST still waits on the
-// ledger when the marked party goes offline is left alone (as the mass cancel leaves it);
-// its POST is answered 200 when the prepares land, and the quote is recorded as usual.
-func TestCancelOnDisconnectLeavesWaitingSubmission(t *testing.T) {
+// TestCancelOnDisconnectWithdrawsWaitingSubmission: a quote whose POST still waits on the
+// ledger when the marked party goes offline is withdrawn (as the mass cancel withdraws
+// it): its POST is answered 409 at the disconnect, and the quote never goes live; what its
+// prepares make later is released.
+func TestCancelOnDisconnectWithdrawsWaitingSubmission(t *testing.T) {
 	h := newHarness(t)
 	id, key := h.register("Alpha")
 	mk := actor{id, key}
@@ -212,13 +238,14 @@ func TestCancelOnDisconnectLeavesWaitingSubmission(t *testing.T) {
 	h.auto = false
 	seq := h.apply(SubmitQuote{Req: mk.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
 	h.apply(SocketClosed{Socket: sock})
-	if _, answered := h.replies[seq]; answered {
-		t.Fatalf("the waiting submission was answered at the disconnect: %+v", h.replies[seq])
+	if rep, answered := h.replies[seq]; !answered || rep.Status != 409 {
+		t.Fatalf("the waiting submission at the disconnect: %+v, want 409", rep)
 	}
 	h.flush()
-	dto := h.ok(seq, 200).(QuoteWithActionsDTO)
-	if q := h.d.Quotes[dto.QuoteID]; q.State != QuoteFunding || q.RevokeReason != "" {
-		t.Fatalf("the quote after its POST was answered: %s %q, want funding", q.State, q.RevokeReason)
+	for _, q := range h.d.Quotes {
+		if q.Maker == id {
+			t.Fatalf("a quote of the withdrawn submission is still on the desk: %s %s", q.ID, q.State)
+		}
 	}
 }
 

@@ -161,6 +161,9 @@ type applier struct {
 	// quiet leaves the outputs out (ApplyQuiet): nothing is appended to out, and payloads
 	// only outputs carry need not be built. It must never change what happens to the desk.
 	quiet bool
+	// booting is set while a Boot input is applied: requests held before the restart have
+	// no client any more, and boot itself ends them.
+	booting bool
 }
 
 // reply answers the current request.
@@ -224,6 +227,8 @@ func (a *applier) call(c LedgerCall, cont *Continuation) {
 // boot handles a restart: sockets are gone, and every ledger call still in flight is issued
 // again under its original command id (the ledger deduplicates).
 func (a *applier) boot() {
+	a.booting = true
+	defer func() { a.booting = false }()
 	if !a.quiet {
 		for _, id := range sortedKeys(a.d.Pending) {
 			a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)

@@ -8,9 +8,10 @@ package machine
 // that only takes, or a maker with nothing pending) gets two empty lists: it has nothing
 // of its own to cancel, and other parties' quotes are never its business.
 //
-// A quote whose POST /maker/quotes still waits for its ledger prepares is left out of both
-// lists, as the single delete answers 404 for it: it is not recorded yet, and the caller
-// has not been told its id. Its submission is answered as usual.
+// A quote whose POST /maker/quotes still waits for its ledger prepares is withdrawn: its
+// submission is answered 409 now and the quote never goes live (a maker that cancels
+// everything means everything, in flight too, as on Paradigm or Deribit; a decline
+// withdraws one the same way). It is in neither list: the caller was never told its id.
 type CancelAllQuotes struct{ Req }
 
 // CancelAllQuotesDTO is the answer to DELETE /maker/quotes: the quotes revoked, and the
@@ -35,6 +36,9 @@ func (CancelAllQuotes) decodeBody(d *decoder) Input {
 }
 
 func (CancelAllQuotes) run(a *applier, maker *Party) {
+	// A submission still waiting on the ledger is withdrawn (answered 409): it is in
+	// neither list, since its caller has not been told its id, and it never goes live.
+	a.withdrawWaitingSubmissions(maker.ID, "the quote was withdrawn by DELETE /maker/quotes before it was recorded")
 	dto := CancelAllQuotesDTO{Revoked: []string{}, Settling: []string{}}
 	for _, q := range a.cancellableQuotes(maker.ID) {
 		if q.State == QuoteSettling {

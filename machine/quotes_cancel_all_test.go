@@ -21,15 +21,19 @@ func quoteStates(d *Desk) map[string]State {
 // checkCancelAll applies DELETE /maker/quotes for p and checks its law against the state
 // before: the answer is 200; `revoked` is exactly p's recorded quotes that were pending and
 // not settling, `settling` exactly p's settling ones, each in creation order; those revoked
-// are revoked now, their actions gone; no other quote changed state; and a second mass
+// are revoked now, their actions gone; p's submissions still with the ledger are answered
+// 409 and gone; no other quote changed state; and a second mass
 // cancel at once revokes nothing.
 func checkCancelAll(t tb, h *harness, p actor) {
 	t.Helper()
 	before := quoteStates(h.d)
 	var wantRevoked, wantSettling []*Quote
+	waiting := map[string]uint64{} // p's submissions still with the ledger: withdrawn, 409
 	for _, q := range h.d.Quotes {
 		switch {
 		case q.Maker != p.id:
+		case q.State == QuoteFunding && q.ReqSeq != 0:
+			waiting[q.ID] = q.ReqSeq
 		case q.State == QuoteSettling:
 			wantSettling = append(wantSettling, q)
 		case q.State == QuoteLive || q.State == QuoteFunding && q.ReqSeq == 0:
@@ -73,6 +77,10 @@ func checkCancelAll(t tb, h *harness, p actor) {
 				if _, left := h.d.Actions[a]; left {
 					t.Fatalf("quote %s revoked but its action %s is still pending", id, a)
 				}
+			}
+		case waiting[id] != 0:
+			if rep, answered := h.replies[waiting[id]]; still || !answered || rep.Status != 409 {
+				t.Fatalf("quote %s, whose submission waited, after the mass cancel: still %v, answer %+v; want withdrawn with 409", id, still, rep)
 			}
 		case still && q.State != was:
 			t.Fatalf("quote %s not revoked, but its state went from %s to %s", id, was, q.State)

@@ -49,6 +49,7 @@ func (s *step) dropSockets(ids []uint64) {
 // (disconnecting only) revoke for the disconnect.
 func (s *step) cancelOnDisconnect(p *Party) {
 	m := s.m
+	m.withdrawSubmissions(p.ID) // at a boot they have no client anyway
 	for _, id := range sortedKeys(m.st.Quotes) {
 		q := m.st.Quotes[id]
 		if q.Maker != p.ID || q.Status != "pending" || q.Settling {

@@ -90,7 +90,7 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 			return
 		}
 		if req.Kind == "quote.submit.replaced" {
-			s.failf("%s is %d: a newer quote of the same maker on RFQ %s replaced it before it was recorded", what, rep.Status, req.RFQ)
+			s.failf("%s is %d: it was withdrawn before it was recorded (a newer quote of the same maker on RFQ %s, a decline, a mass cancel or cancel-on-disconnect), so its POST is refused", what, rep.Status, req.RFQ)
 			return
 		}
 		s.quoteRecorded(req, rep)

@@ -12,9 +12,10 @@ import (
 // `settling` for a settling quote and `revoked` for every other, each list in creation
 // order (creation time, then id), and nothing else listed; every quote in `revoked` must be
 // revoked by this input (quote.status revoked, afterEvents). A submission not yet answered
-// is no recorded quote: it is in neither list.
+// is no recorded quote: it is in neither list, and it is withdrawn (its POST refused now).
 func (s *step) cancelAllQuotes(p *Party) {
 	m := s.m
+	m.withdrawSubmissions(p.ID)
 	const (
 		mustRevoke  = "revoked"
 		mustSettle  = "settling"
@@ -95,4 +96,15 @@ func (m *Model) beingAccepted(q *Quote) bool {
 	}
 	req := m.st.Reqs[r.Accepting]
 	return req == nil || req.Quote == q.ID
+}
+
+// withdrawSubmissions marks every submission of the maker still waiting on the ledger as
+// one that must be refused (docs/api.md: the mass cancel and cancel-on-disconnect withdraw
+// it, answering its POST 409, as a newer quote replacing it does).
+func (m *Model) withdrawSubmissions(maker string) {
+	for _, req := range m.st.Reqs {
+		if req.Kind == "quote.submit" && req.Party == maker {
+			req.Kind = "quote.submit.replaced"
+		}
+	}
 }
