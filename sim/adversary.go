@@ -975,7 +975,14 @@ func (h *hostile) withhold(xs []machine.SignActionDTO) []machine.SignActionDTO {
 		s.at(exp.Add(time.Duration(a.rng.Int64N(int64(late)))), func() {
 			h.send(machine.ExecuteActions{Req: h.req(), Entries: []machine.SignedAction{{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}}},
 				&expectation{class: covAdvReplayExpired, what: fmt.Sprintf("POST /tx/execute of %s's action %s, expired unsigned at %s, before its Tick", a.party, x.ID, exp.Format(time.RFC3339Nano)),
-					want: one(410, ""), immediate: true}, nil)
+					want: one(410, ""), immediate: true, refine: func(e *expectation) *expectation {
+						// On arrival: is the expired action still in the desk's queue (its
+						// Tick not applied yet)? That is the window this probe is for.
+						if y := s.desk.Actions[x.ID]; y != nil && !y.ExpiresAt.After(s.now) {
+							s.cov.hit(covAdvExpiredBeforeTick)
+						}
+						return e
+					}}, nil)
 			a.read(a.keyHash, machine.QTxPending{}, func(machine.Reply) {})
 		})
 	}

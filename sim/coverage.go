@@ -44,6 +44,7 @@ const (
 	covOrphanInDoubt              = "an allocation left behind by a call whose answer the desk lost"
 	covFaucetCooldown             = "a faucet draw during its cooldown (all skipped for cooldown)"
 	covFaucetInfoCooldown         = "GET /faucet during a cooldown"
+	covAdvExpiredBeforeTick       = "adversary: execute an expired action before the Tick that ends it"
 )
 
 // allCoverage lists every situation in report order.
@@ -55,7 +56,7 @@ var allCoverage = []string{
 	covCheckpointVerified, covMarkVerified, covMarkUnanswered, covLivenessRestart, covUnknownOutcome, covInjectedRejection, covUnavailableWindow,
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
-	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown,
+	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
 }
 
 // coverage counts situations by name.
@@ -84,6 +85,9 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	}
 	if k.Adversaries > 0 {
 		goals = append(goals, advGoals(runs)...)
+		if runs > 1 && m.TickLate > 0 {
+			goals = append(goals, covAdvExpiredBeforeTick)
+		}
 	}
 	if m.Contention+m.Unavailable+m.Rejected+m.Internal > 0 {
 		goals = append(goals, covInjectedRejection)
@@ -121,6 +125,7 @@ func MissingOver(results []*Result) []string {
 		mix.Rejected = max(mix.Rejected, r.Mix.Rejected)
 		mix.Internal = max(mix.Internal, r.Mix.Internal)
 		mix.Disconnect = max(mix.Disconnect, r.Mix.Disconnect)
+		mix.TickLate = max(mix.TickLate, r.Mix.TickLate)
 		mix.Boundary = maxBoundaryMix(mix.Boundary, r.Mix.Boundary)
 	}
 	return total.missing(results[0].Knobs, mix, len(results))
