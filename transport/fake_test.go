@@ -25,6 +25,9 @@ type fakeDesk struct {
 	readFn  func(string, machine.Query) (machine.Reply, error)
 	openFn  func(socket uint64, keyHash string) error
 	closeCh chan uint64
+	// closeFails is how many CloseSocket calls fail (as a full queue would) before one
+	// goes through.
+	closeFails int
 }
 
 type readCall struct {
@@ -75,6 +78,11 @@ func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string, 
 
 func (d *fakeDesk) CloseSocket(_ context.Context, socket uint64) error {
 	d.mu.Lock()
+	if d.closeFails > 0 {
+		d.closeFails--
+		d.mu.Unlock()
+		return context.DeadlineExceeded
+	}
 	d.closed = append(d.closed, socket)
 	d.mu.Unlock()
 	d.closeCh <- socket

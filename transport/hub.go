@@ -418,10 +418,33 @@ func (h *Hub) openSocket(s *socket) error {
 	return h.cfg.desk.OpenSocket(ctx, s.id, s.keyHash, s.cancelOnDisconnect)
 }
 
+// closeSocketOnDesk does not give up while the hub runs: a close the desk never hears of
+// would leave a ghost socket, the party online and its cancel-on-disconnect never applied.
+// It tries again, at most every closeRetryMax, until the desk takes it or the hub shuts
+// down (then the desk is stopping too, and its restart closes every socket). A close the
+// desk got although the wait ran out and that is sent again closes an unknown socket: a
+// no-op.
 func (h *Hub) closeSocketOnDesk(s *socket) {
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.opTimeout)
-	defer cancel()
-	if err := h.cfg.desk.CloseSocket(ctx, s.id); err != nil {
-		h.cfg.log.Warn("report stream socket closed", "socket", s.id, "err", err)
+	wait := closeRetryMin
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), h.cfg.opTimeout)
+		err := h.cfg.desk.CloseSocket(ctx, s.id)
+		cancel()
+		if err == nil {
+			return
+		}
+		h.cfg.log.Warn("report stream socket closed; trying again", "socket", s.id, "err", err, "in", wait)
+		select {
+		case <-h.stop:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, closeRetryMax)
 	}
 }
+
+// closeRetryMin and closeRetryMax bound the wait between two reports of a socket's close.
+const (
+	closeRetryMin = 50 * time.Millisecond
+	closeRetryMax = time.Second
+)

@@ -431,3 +431,29 @@ func eventually(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestStreamCloseReportedUntilTheDeskTakesIt: a close the desk could not take at once (its
+// queue full past the bound) is reported again until it goes through, so no socket stays
+// open on the desk after its connection is gone (cancel-on-disconnect depends on it).
+func TestStreamCloseReportedUntilTheDeskTakesIt(t *testing.T) {
+	d, _, ts, opened := streamDesk(t, nil)
+	d.mu.Lock()
+	d.closeFails = 2
+	d.mu.Unlock()
+	c, id := connect(t, ts, opened, "alice", nil)
+	_ = c.conn.NetConn().Close() // the client goes away
+	select {
+	case got := <-d.closeCh:
+		if got != id {
+			t.Fatalf("CloseSocket(%d), want %d", got, id)
+		}
+	case <-time.After(wait):
+		t.Fatal("the close was never reported after two failures")
+	}
+	d.mu.Lock()
+	left := d.closeFails
+	d.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d failures left: the close went through without trying again", left)
+	}
+}
