@@ -56,8 +56,11 @@ func (s *step) cancelOnDisconnect(p *Party) {
 			continue
 		}
 		put(&s.disconnecting, id, true)
-		if m.beingAccepted(q) {
-			continue // its accept may have made it settling already: either is right
+		if _, boot := s.env.Input.(machine.Boot); m.beingAccepted(q) && !boot {
+			// Its accept may have made it settling already: either is right. Not at a
+			// restart: the accept was never answered (the desk locks the quote and answers
+			// in one input), so the quote is live and the restart undoes the accept.
+			continue
 		}
 		put(&s.revoking, id, true)
 	}
