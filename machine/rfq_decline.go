@@ -108,22 +108,26 @@ func (c DeclineRFQ) run(a *applier, maker *Party) {
 			a.endQuote(q, TrigRevoke)
 		}
 	}
-	a.recordDecline(r, maker.ID, c.Reason)
-	a.emit(r.Taker, EvQuoteDeclined, QuoteDeclinedPayload{RfqID: r.ID, Maker: a.d.hintOf(maker.ID), Reason: c.Reason})
+	if a.recordDecline(r, maker.ID, c.Reason) {
+		a.emit(r.Taker, EvQuoteDeclined, QuoteDeclinedPayload{RfqID: r.ID, Maker: a.d.hintOf(maker.ID), Reason: c.Reason})
+	}
 	a.reply(204, nil)
 }
 
 // recordDecline keeps the maker's decline on the RFQ: a repeat replaces the reason and the
 // time in place. The list holds at most one decline per invited maker, so MaxInvited
-// bounds it.
-func (a *applier) recordDecline(r *RFQ, maker, reason string) {
+// bounds it. It reports whether the taker has news: a first decline, or a new reason (a
+// repeat with the same reason, a retried request, tells the taker nothing again).
+func (a *applier) recordDecline(r *RFQ, maker, reason string) bool {
 	for i := range r.Declines {
 		if r.Declines[i].Maker == maker {
+			news := r.Declines[i].Reason != reason
 			r.Declines[i].Reason, r.Declines[i].At = reason, a.d.Now
-			return
+			return news
 		}
 	}
 	r.Declines = append(r.Declines, Decline{Maker: maker, Reason: reason, At: a.d.Now})
+	return true
 }
 
 // declineDTOs renders an RFQ's declines for GET /rfq/mine: never nil.

@@ -64,14 +64,20 @@ func (s *step) declineRFQ(p *Party, c machine.DeclineRFQ) {
 		}
 	}
 	s.immediate = &expect{alts: []sc{{204, ""}}, body: func(machine.Reply) string {
-		s.decline = &declineDue{rfq: r.ID, taker: r.Taker,
+		// docs/api.md: the taker hears of a first decline and of a new reason; a repeat
+		// with the same reason tells it nothing again.
+		due := &declineDue{rfq: r.ID, taker: r.Taker,
 			want: machine.QuoteDeclinedPayload{RfqID: r.ID, Maker: p.Hint, Reason: c.Reason}}
 		for i := range r.Declines {
 			if r.Declines[i].Maker == p.ID {
+				if r.Declines[i].Reason != c.Reason {
+					s.decline = due
+				}
 				r.Declines[i].Reason = c.Reason
 				return ""
 			}
 		}
+		s.decline = due
 		r.Declines = append(r.Declines, Decline{Maker: p.ID, Reason: c.Reason})
 		return ""
 	}}

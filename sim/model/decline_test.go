@@ -91,8 +91,9 @@ func TestDeclineInLockstep(t *testing.T) {
 			t.Errorf("%s: %v, want a divergence naming %q", c.name, err, c.want)
 		}
 	}
-	rep.Body = []machine.RfqDTO{rows[0]}
-	rows[0].Declines = nil
+	row := rows[0]
+	row.Declines = nil // the row as a desk that forgot the field would send it
+	rep.Body = []machine.RfqDTO{row}
 	if err := w.m.Read(w.now, takerKey, machine.QRfqMine{}, rep); err == nil || !strings.Contains(err.Error(), "declines") {
 		t.Errorf("a /rfq/mine row without declines: %v", err)
 	}

@@ -352,7 +352,7 @@ func (m *Model) Clone() *Model {
 	st.Challenges = cloneMap(m.st.Challenges, func(r *Challenge) *Challenge { c := *r; return &c })
 	st.RFQs = cloneMap(m.st.RFQs, func(r *RFQ) *RFQ {
 		c := *r
-		c.Quotes, c.Trades = slices.Clone(r.Quotes), slices.Clone(r.Trades)
+		c.Quotes, c.Trades, c.Declines = slices.Clone(r.Quotes), slices.Clone(r.Trades), slices.Clone(r.Declines)
 		return &c
 	})
 	st.Quotes = cloneMap(m.st.Quotes, func(q *Quote) *Quote {
