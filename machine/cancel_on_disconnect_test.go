@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskco/rfqdesk/money"
 	"pgregory.net/rapid"
@@ -66,39 +65,11 @@ func TestCancelOnDisconnectLaw(t *testing.T) {
 		h := newHarnessWith(rapidTB{t}, testConfig())
 		makers := []actor{h.maker("Alpha"), h.maker("Beta")}
 		alpha := makers[0]
-		var live []string
-		for i, n := 0, rapid.IntRange(1, 5).Draw(t, "rfqs"); i < n; i++ {
-			h.now = h.now.Add(time.Duration(rapid.IntRange(0, 1).Draw(t, "gap")) * time.Second)
-			r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
-			for _, mk := range makers {
-				switch rapid.IntRange(0, 3).Draw(t, "quote") {
-				case 0:
-				case 1:
-					h.submit(mk, r.RfqID, "60000")
-				case 2:
-					live = append(live, h.live(mk, r.RfqID, "60000").QuoteID)
-				case 3:
-					q := h.live(mk, r.RfqID, "60000")
-					h.ok(h.apply(DeleteQuote{Req: mk.req(), QuoteID: q.QuoteID}), 204)
-				}
-			}
-		}
+		live := drawMakersQuotes(t, h, makers, 5)
 		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "extra sockets"); i < n; i++ {
 			h.connectCOD(alpha.key, rapid.Bool().Draw(t, "marked"))
 		}
-		h.auto = false
-		if len(live) > 0 && rapid.Bool().Draw(t, "accept") {
-			h.apply(AcceptQuote{Req: houseTaker.req(), QuoteID: rapid.SampledFrom(live).Draw(t, "accepted")})
-			for len(h.queued) > 0 && !isSettle(h.queued[0]) {
-				c := h.queued[0]
-				h.queued = h.queued[1:]
-				h.answer(c)
-			}
-		}
-		if rapid.Bool().Draw(t, "unanswered submission") {
-			r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
-			h.apply(SubmitQuote{Req: alpha.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
-		}
+		drawSettlingAndWaiting(t, h, live, makers)
 		socks := h.socketsOf(alpha.id)
 		restart := rapid.Bool().Draw(t, "restart")
 		var last []uint64 // the sockets the offline input drops

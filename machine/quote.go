@@ -91,18 +91,28 @@ func makerAllocations(r *RFQ, maker string, am TradeAmounts) []AllocationRef {
 	}
 }
 
-// submitQuote is POST /maker/quotes.
-func (a *applier) submitQuote(maker *Party, c SubmitQuote) {
-	r, ok := a.d.RFQs[c.RFQID]
+// openRFQFor finds the RFQ a maker acts on (a quote, a decline), or refuses the request:
+// an unknown RFQ is 404, one the maker is not invited to 403, a closed one 404.
+func (a *applier) openRFQFor(maker *Party, id string) *RFQ {
+	r, ok := a.d.RFQs[id]
 	switch {
 	case !ok:
-		a.refuse(notFound("unknown RFQ %q", c.RFQID))
-		return
+		a.refuse(notFound("unknown RFQ %q", id))
 	case !r.invited(maker.ID):
 		a.refuse(forbidden("not invited to RFQ %s", r.ID))
-		return
 	case r.State != RFQOpen:
 		a.refuse(notFound("RFQ %s is closed", r.ID))
+	default:
+		return r
+	}
+	return nil
+}
+
+// submitQuote is POST /maker/quotes.
+func (a *applier) submitQuote(maker *Party, c SubmitQuote) {
+	r := a.openRFQFor(maker, c.RFQID)
+	switch {
+	case r == nil:
 		return
 	case !r.Deadline.After(a.d.Now):
 		a.refuse(conflict("the RFQ's deadline has passed"))

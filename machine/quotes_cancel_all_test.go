@@ -103,15 +103,7 @@ func TestCancelAllQuotesUnknownKey(t *testing.T) {
 
 // TestCancelAllQuotesJournal: the command survives its journal record.
 func TestCancelAllQuotesJournal(t *testing.T) {
-	in := CancelAllQuotes{Req: Req{KeyHash: "ab12"}}
-	b, err := EncodeEnvelope(Envelope{Seq: 7, Input: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := DecodeEnvelope(b)
-	if err != nil || env.Input != Input(in) {
-		t.Fatalf("decoded %+v, %v; want %+v", env.Input, err, in)
-	}
+	mustRoundTrip(t, CancelAllQuotes{Req: Req{KeyHash: "ab12"}})
 }
 
 // TestCancelAllQuotesLaw: whatever mix of quotes two makers hold on several RFQs (live,
@@ -122,37 +114,51 @@ func TestCancelAllQuotesLaw(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHarnessWith(rapidTB{t}, testConfig())
 		makers := []actor{h.maker("Alpha"), h.maker("Beta")}
-		var live []string
-		for i, n := 0, rapid.IntRange(1, 6).Draw(t, "rfqs"); i < n; i++ {
-			h.now = h.now.Add(time.Duration(rapid.IntRange(0, 1).Draw(t, "gap")) * time.Second)
-			r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
-			for _, mk := range makers {
-				switch rapid.IntRange(0, 3).Draw(t, "quote") {
-				case 0: // none
-				case 1:
-					h.submit(mk, r.RfqID, "60000") // funding, unsigned
-				case 2:
-					live = append(live, h.live(mk, r.RfqID, "60000").QuoteID)
-				case 3:
-					q := h.live(mk, r.RfqID, "60000")
-					h.ok(h.apply(DeleteQuote{Req: mk.req(), QuoteID: q.QuoteID}), 204) // ended
-				}
-			}
-		}
-		h.auto = false
-		if len(live) > 0 && rapid.Bool().Draw(t, "accept") {
-			// Settling: the taker's allocations answered, the settle itself left with the ledger.
-			h.apply(AcceptQuote{Req: houseTaker.req(), QuoteID: rapid.SampledFrom(live).Draw(t, "accepted")})
-			for len(h.queued) > 0 && !isSettle(h.queued[0]) {
-				c := h.queued[0]
-				h.queued = h.queued[1:]
-				h.answer(c)
-			}
-		}
-		if rapid.Bool().Draw(t, "unanswered submission") {
-			r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
-			h.apply(SubmitQuote{Req: makers[0].req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
-		}
+		live := drawMakersQuotes(t, h, makers, 6)
+		drawSettlingAndWaiting(t, h, live, makers)
 		checkCancelAll(rapidTB{t}, h, []actor{makers[0], makers[1], houseTaker}[rapid.IntRange(0, 2).Draw(t, "caller")])
 	})
+}
+
+// drawMakersQuotes draws up to maxRFQs RFQs of the house taker (a second apart or not), on
+// each of which every maker has no quote, a funding unsigned one, a live one or one it
+// deleted. It returns the live quotes.
+func drawMakersQuotes(t *rapid.T, h *harness, makers []actor, maxRFQs int) []string {
+	var live []string
+	for i, n := 0, rapid.IntRange(1, maxRFQs).Draw(t, "rfqs"); i < n; i++ {
+		h.now = h.now.Add(time.Duration(rapid.IntRange(0, 1).Draw(t, "gap")) * time.Second)
+		r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
+		for _, mk := range makers {
+			switch rapid.IntRange(0, 3).Draw(t, "quote") {
+			case 0: // none
+			case 1:
+				h.submit(mk, r.RfqID, "60000") // funding, unsigned
+			case 2:
+				live = append(live, h.live(mk, r.RfqID, "60000").QuoteID)
+			case 3:
+				q := h.live(mk, r.RfqID, "60000")
+				h.ok(h.apply(DeleteQuote{Req: mk.req(), QuoteID: q.QuoteID}), 204) // ended
+			}
+		}
+	}
+	return live
+}
+
+// drawSettlingAndWaiting stops answering the ledger at once, then may accept one live quote
+// (settling: the taker's allocations answered, the settle itself left with the ledger) and
+// may leave a submission of the first maker waiting on the ledger on a fresh RFQ.
+func drawSettlingAndWaiting(t *rapid.T, h *harness, live []string, makers []actor) {
+	h.auto = false
+	if len(live) > 0 && rapid.Bool().Draw(t, "accept") {
+		h.apply(AcceptQuote{Req: houseTaker.req(), QuoteID: rapid.SampledFrom(live).Draw(t, "accepted")})
+		for len(h.queued) > 0 && !isSettle(h.queued[0]) {
+			c := h.queued[0]
+			h.queued = h.queued[1:]
+			h.answer(c)
+		}
+	}
+	if rapid.Bool().Draw(t, "unanswered submission") {
+		r := h.newRFQ(houseTaker, Sell, "1", 120, makers...)
+		h.apply(SubmitQuote{Req: makers[0].req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	}
 }

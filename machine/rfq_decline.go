@@ -83,16 +83,12 @@ func (c DeclineRFQ) run(a *applier, maker *Party) {
 		a.refuse(badRequest("reason must be one of price, size, inventory, instrument, other"))
 		return
 	}
-	r, ok := a.d.RFQs[c.RFQID]
+	r := a.openRFQFor(maker, c.RFQID)
 	switch {
-	case !ok:
-		a.refuse(notFound("unknown RFQ %q", c.RFQID))
+	case r == nil:
 		return
-	case !r.invited(maker.ID):
-		a.refuse(forbidden("not invited to RFQ %s", r.ID))
-		return
-	case r.State != RFQOpen || !r.Deadline.After(a.d.Now):
-		a.refuse(notFound("RFQ %s is closed", r.ID))
+	case !r.Deadline.After(a.d.Now):
+		a.refuse(notFound("RFQ %s is closed", r.ID)) // docs/api.md: past its deadline, as closed
 		return
 	}
 	// The RFQ's quotes in their order; ending one never reorders the others.

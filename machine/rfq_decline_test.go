@@ -157,15 +157,7 @@ func TestDeclineThenQuote(t *testing.T) {
 // before declines); an RFQ's declines survive a snapshot, whose bytes then encode again
 // the same; and a section naming an RFQ the snapshot does not hold is refused.
 func TestDeclineJournalAndSnapshot(t *testing.T) {
-	in := DeclineRFQ{Req: Req{KeyHash: "ab12"}, RFQID: "rfq_1", Reason: "size"}
-	b, err := EncodeEnvelope(Envelope{Seq: 7, Input: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := DecodeEnvelope(b)
-	if err != nil || env.Input != Input(in) {
-		t.Fatalf("decoded %+v, %v; want %+v", env.Input, err, in)
-	}
+	mustRoundTrip(t, DeclineRFQ{Req: Req{KeyHash: "ab12"}, RFQID: "rfq_1", Reason: "size"})
 	h := newHarness(t)
 	a, bb := h.maker("Alpha"), h.maker("Beta")
 	r := h.newRFQ(houseTaker, Sell, "1", 120, a, bb)

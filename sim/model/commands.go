@@ -437,18 +437,28 @@ func (m *Model) newestOn(r *RFQ, maker string) (*Quote, *Request) {
 	return nil, pend
 }
 
-func (s *step) submitQuote(p *Party, c machine.SubmitQuote) {
-	m := s.m
-	r := m.st.RFQs[c.RFQID]
+// openRFQFor decides the first refusals of a maker's call on an RFQ (a quote, a decline):
+// SPEC's 404 for an unknown RFQ, 403 when not invited, 404 when closed. It returns nil
+// when the call is refused so.
+func (s *step) openRFQFor(p *Party, id string) *RFQ {
+	r := s.m.st.RFQs[id]
 	switch {
 	case r == nil:
 		s.immediate = one(404, "")
-		return
 	case !invited(r, p.ID):
 		s.immediate = one(403, "")
-		return
 	case !r.Open:
 		s.immediate = one(404, "")
+	default:
+		return r
+	}
+	return nil
+}
+
+func (s *step) submitQuote(p *Party, c machine.SubmitQuote) {
+	m := s.m
+	r := s.openRFQFor(p, c.RFQID)
+	if r == nil {
 		return
 	}
 	// Every other refusal is 409 with or without a code; when several apply the contract

@@ -33,18 +33,15 @@ type declineDue struct {
 // quote.status, and the RFQ's declines gain the caller's (or its reason is replaced).
 func (s *step) declineRFQ(p *Party, c machine.DeclineRFQ) {
 	m := s.m
-	r := m.st.RFQs[c.RFQID]
-	switch {
-	case !slices.Contains(declineReasons, c.Reason):
+	if !slices.Contains(declineReasons, c.Reason) {
 		s.immediate = one(400, "")
 		return
+	}
+	r := s.openRFQFor(p, c.RFQID)
+	switch {
 	case r == nil:
-		s.immediate = one(404, "")
 		return
-	case !invited(r, p.ID):
-		s.immediate = one(403, "")
-		return
-	case !r.Open || !r.Deadline.After(s.at):
+	case !r.Deadline.After(s.at):
 		s.immediate = one(404, "") // docs/api.md: a decline past the deadline is 404, as closed
 		return
 	}
