@@ -57,6 +57,7 @@ var allCoverage = []string{
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
+	covSkewLedgerAhead, covSkewLedgerBehind,
 }
 
 // coverage counts situations by name.
@@ -96,6 +97,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, massCancelGoals(k, runs)...)
 	goals = append(goals, declineGoals(k, runs)...)
 	goals = append(goals, codGoals(k, m, runs)...)
+	goals = append(goals, skewGoals(m, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -126,6 +128,8 @@ func MissingOver(results []*Result) []string {
 		mix.Internal = max(mix.Internal, r.Mix.Internal)
 		mix.Disconnect = max(mix.Disconnect, r.Mix.Disconnect)
 		mix.TickLate = max(mix.TickLate, r.Mix.TickLate)
+		mix.LedgerSkew = max(mix.LedgerSkew, r.Mix.LedgerSkew.Abs())
+		mix.LedgerDriftPPM = max(mix.LedgerDriftPPM, r.Mix.LedgerDriftPPM, -r.Mix.LedgerDriftPPM)
 		mix.Boundary = maxBoundaryMix(mix.Boundary, r.Mix.Boundary)
 	}
 	return total.missing(results[0].Knobs, mix, len(results))

@@ -132,6 +132,12 @@ type Mix struct {
 	// timer never fires exactly on time), so that calls can land between a deadline and
 	// its Tick.
 	TickLate time.Duration `json:"tickLate,omitempty"`
+	// LedgerSkew is how far the ledger's record time starts ahead of the desk's clock
+	// (negative: behind), and LedgerDriftPPM how many millionths of each simulated
+	// second the gap moves by (ledgerclock.go): deadlines the ledger checks by its own
+	// clock then pass a little before or after the desk's Tick for them.
+	LedgerSkew     time.Duration `json:"ledgerSkew,omitempty"`
+	LedgerDriftPPM int64         `json:"ledgerDriftPpm,omitempty"`
 	// Boundary is how often the seed's actors send inputs on the contract's boundaries
 	// (boundary.go); drawn from its own stream, whatever the fault profile.
 	Boundary BoundaryMix `json:"boundary"`
@@ -145,11 +151,11 @@ var profiles = map[string]profile{
 	"mild": {max: Mix{Contention: 0.02, Unavailable: 0.02, Rejected: 0.003, Internal: 0.01, UnknownOutcome: 0.01,
 		LostAnswer: 0.005, LatencyBase: 80 * time.Millisecond, TailProb: 0.05, TailMax: 2 * time.Second,
 		Windows: 2, WindowMax: 10 * time.Second, Disconnect: 0.01, SyncEvery: 5 * time.Millisecond,
-		TickLate: 50 * time.Millisecond}},
+		TickLate: 50 * time.Millisecond, LedgerSkew: 200 * time.Millisecond, LedgerDriftPPM: 50}},
 	"harsh": {max: Mix{Contention: 0.10, Unavailable: 0.08, Rejected: 0.02, Internal: 0.05, UnknownOutcome: 0.05,
 		LostAnswer: 0.03, LatencyBase: 300 * time.Millisecond, TailProb: 0.15, TailMax: 10 * time.Second,
 		Windows: 6, WindowMax: time.Minute, Disconnect: 0.05, SyncEvery: 20 * time.Millisecond,
-		TickLate: 250 * time.Millisecond}},
+		TickLate: 250 * time.Millisecond, LedgerSkew: 2 * time.Second, LedgerDriftPPM: 500}},
 }
 
 // drawMix draws a seed's fault mix: each rate uniform up to the profile's maximum, and
@@ -180,6 +186,7 @@ func drawMix(k Knobs, rng *rand.Rand) Mix {
 		m.LostAnswer = 0 // nothing would ever re-issue the call
 	}
 	m.Boundary = drawBoundaryMix(k.Seed)
+	m.LedgerSkew, m.LedgerDriftPPM = drawLedgerSkew(k)
 	return m
 }
 
@@ -190,7 +197,7 @@ func (m Mix) String() string {
 		m.Contention, m.Unavailable, m.Rejected, m.Internal, m.UnknownOutcome, m.LostAnswer)
 	fmt.Fprintf(&b, " latency=%s tail=%.3f/%s windows/h=%.2f/%s disconnect=%.3f sync=%s",
 		m.LatencyBase, m.TailProb, m.TailMax, m.Windows, m.WindowMax, m.Disconnect, m.SyncEvery)
-	fmt.Fprintf(&b, " tick-late=%s", m.TickLate)
+	fmt.Fprintf(&b, " tick-late=%s ledger-skew=%s drift=%dppm", m.TickLate, m.LedgerSkew, m.LedgerDriftPPM)
 	bm := m.Boundary
 	fmt.Fprintf(&b, " boundary: ticket=%.3f ttl=%.3f price=%.3f validity=%.3f limit=%.3f batch=%.3f",
 		bm.Ticket, bm.TTL, bm.Price, bm.Validity, bm.Limit, bm.Batch)

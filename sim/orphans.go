@@ -210,7 +210,7 @@ func (s *Sim) applyOrphanUpdates() {
 		}
 		s.watchContract(c)
 	}
-	now := s.clock.Now()
+	now := s.ledgerClock.Now()
 	for _, cid := range w.archivedInstrs {
 		locked := w.instrs[cid]
 		delete(w.instrs, cid)
@@ -234,7 +234,7 @@ func (s *Sim) applyOrphanUpdates() {
 // releases or settles it, whatever order the update lists them in.
 func (s *Sim) checkLocksOfArchived() {
 	w := &s.orphans
-	now := s.clock.Now()
+	now := s.ledgerClock.Now()
 	for _, a := range w.archivedAllocs {
 		if lk, ok := w.locks[a.locked]; ok && a.locked != "" && lk.context == "allocation "+a.cid && !lapsed(lk, now) {
 			s.failf(Safety, "orphan: allocation %s (leg %s of settlement %s) is gone but holding %s of %s is still locked for it",
@@ -544,7 +544,7 @@ func (s *Sim) checkSlots() {
 // the ledger's own pending transfer, which lapses by itself, and no desk object).
 func (s *Sim) finalOrphans() {
 	l := s.ledger.L
-	now := s.clock.Now()
+	now := s.ledgerClock.Now()
 	instrs, doubted := map[string]bool{}, map[string]bool{}
 	parties := s.ledgerParties()
 	for _, p := range parties {

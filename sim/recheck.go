@@ -323,12 +323,13 @@ func replayShell(t *traceFile) (*Sim, error) {
 	default:
 		return nil, fmt.Errorf("the trace's ledger records start after record 1 but it has no ledger snapshot")
 	}
+	s.ledgerClock = newLedgerClock(s.clock, s.mix, s.k.Faults)
 	spec, err := node.LedgerGenesis(log)
 	if err != nil {
 		return nil, fmt.Errorf("the trace's ledger genesis: %w", err)
 	}
 	s.spec = spec
-	ad, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{Network: spec.Network, Seed: spec.Seed, Clock: s.clock,
+	ad, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{Network: spec.Network, Seed: spec.Seed, Clock: s.ledgerClock,
 		Catalog: spec.Catalog, Reservoir: spec.Reservoir, House: spec.House})
 	if err != nil {
 		return nil, fmt.Errorf("rebuild the ledger genesis: %w", err)

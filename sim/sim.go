@@ -43,6 +43,11 @@ type Sim struct {
 	q     queue
 	seq   uint64
 	clock *ledgersim.ManualClock
+	// ledgerClock is the ledger's record time: clock, skewed and drifting by the mix.
+	ledgerClock *ledgerClock
+	// deadlines are the allocateBefore of prepared allocations not yet executed, by
+	// prepared id (ledgerclock.go; bounded).
+	deadlines map[string]time.Time
 
 	spec    node.LedgerSpec
 	cfg     machine.Config
@@ -176,6 +181,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(), failedTrades: map[string]bool{},
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
+	s.ledgerClock = newLedgerClock(s.clock, s.mix, k.Faults)
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
 	s.windows = drawWindows(k, s.mix, rand.New(rand.NewPCG(sub(), sub())))
 	ledgerSeed, deskSeed := sub(), sub()
@@ -260,7 +266,7 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 // embedded builds a ledger from a genesis spec, recording into the ledger journal.
 func (s *Sim) embedded(spec node.LedgerSpec) (*ledgeradapter.Adapter, ledgeradapter.Parties, error) {
 	return ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
-		Network: spec.Network, Seed: spec.Seed, Clock: s.clock, Catalog: spec.Catalog,
+		Network: spec.Network, Seed: spec.Seed, Clock: s.ledgerClock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: s.faults, Recorder: s.recordLedger,
 	})
 }
@@ -693,6 +699,7 @@ func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	if res.Failure != nil {
 		s.stats.LedgerFailures[res.Failure.Category]++
 	}
+	s.noteDeadlineSkew(c, res)
 	if e != s.epoch {
 		return
 	}
