@@ -190,6 +190,8 @@ func failure(err error) *machine.LedgerFailure {
 	switch ledgersim.CategoryOf(err) {
 	case ledgersim.CategoryContention:
 		cat = machine.LedgerContention
+	case ledgersim.CategoryInactive:
+		cat = machine.LedgerInactive
 	case ledgersim.CategoryUnavailable:
 		cat = machine.LedgerUnavailable
 	case ledgersim.CategoryUnknownOutcome:

@@ -18,7 +18,7 @@ type plan interface {
 }
 
 // checker interprets commands. With fixed set it re-checks a prepared transaction at
-// execution: a missing input contract is contention, and coin selection reuses the
+// execution: a missing input contract is inactive, and coin selection reuses the
 // holdings chosen at prepare.
 type checker struct {
 	st       *state
@@ -55,7 +55,7 @@ func (c *checker) check(cmd Command) (plan, error) {
 // missing is the error for a referenced contract that is not live.
 func (c *checker) missing(what, cid string) error {
 	if c.fixed {
-		return newErr(CategoryContention, "", "%s %s was archived since prepare", what, cid)
+		return newErr(CategoryInactive, "", "%s %s was archived since prepare", what, cid)
 	}
 	return newErr(CategoryNotFound, "", "no live %s %s", what, cid)
 }

@@ -12,7 +12,7 @@ type Category uint8
 // Error categories. CategoryNone is the zero value: "no error" in a Fault.
 const (
 	CategoryNone                Category = iota // no error (a Fault that rejects nothing)
-	CategoryContention                          // an input contract was spent or changed since it was read; retry after re-preparing
+	CategoryContention                          // an input contract is locked by a transaction in flight (Canton's LOCKED_CONTRACTS); retry
 	CategoryUnavailable                         // the ledger is unavailable or busy; retry
 	CategoryRejected                            // the ledger rejected the command for a reason outside the sim's model
 	CategoryInternal                            // an internal ledger error; retry
@@ -28,6 +28,7 @@ const (
 	CategoryAlreadyExists                       // the party, allocation leg or onboarding already exists
 	CategoryAlreadyExecuted                     // Prepare of a command id that already took effect (see Error.UpdateID)
 	CategoryMismatch                            // a settlement's legs and allocations do not match
+	CategoryInactive                            // an input contract was archived since prepare (Canton's INACTIVE_CONTRACTS): the prepared transaction can never commit
 )
 
 var categoryNames = [...]string{
@@ -48,6 +49,7 @@ var categoryNames = [...]string{
 	CategoryAlreadyExists:       "already exists",
 	CategoryAlreadyExecuted:     "already executed",
 	CategoryMismatch:            "mismatch",
+	CategoryInactive:            "inactive",
 }
 
 // String names the category.
@@ -131,6 +133,7 @@ var (
 	ErrInvalid             = &Error{Category: CategoryInvalid}
 	ErrAlreadyExists       = &Error{Category: CategoryAlreadyExists}
 	ErrAlreadyExecuted     = &Error{Category: CategoryAlreadyExecuted}
+	ErrInactive            = &Error{Category: CategoryInactive}
 	ErrMismatch            = &Error{Category: CategoryMismatch}
 )
 

@@ -370,7 +370,8 @@ func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) 
 }
 
 // fixedHoldings re-checks the holdings a prepared transaction chose: each must still be
-// live, the owner's, of the instrument and spendable at now; else ErrContention.
+// live, the owner's, of the instrument and spendable at now; else ErrInactive (on Canton
+// a holding that was spent or locked since is archived: locking replaces it by a locked one).
 func (st *state) fixedHoldings(cids []string, owner, instrument string, amount money.Decimal, now time.Time) ([]*Holding, money.Decimal, error) {
 	out := st.plans.picked[:0]
 	defer func() { st.plans.picked = out[:0] }()
@@ -378,13 +379,13 @@ func (st *state) fixedHoldings(cids []string, owner, instrument string, amount m
 	for _, cid := range cids {
 		h := st.holding(cid)
 		if h == nil || h.Owner != owner || h.Instrument != instrument || !h.FreeAt(now) {
-			return nil, money.Zero, newErr(CategoryContention, "", "input holding %s was spent or locked since prepare", cid)
+			return nil, money.Zero, newErr(CategoryInactive, "", "input holding %s was spent or locked since prepare", cid)
 		}
 		out = append(out, h)
 		sum = sum.Add(h.Amount)
 	}
 	if sum.Cmp(amount) < 0 {
-		return nil, money.Zero, newErr(CategoryContention, "", "input holdings no longer cover %s", amount)
+		return nil, money.Zero, newErr(CategoryInactive, "", "input holdings no longer cover %s", amount)
 	}
 	return out, sum, nil
 }

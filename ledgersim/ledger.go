@@ -207,7 +207,7 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 
 // Execute runs a prepared transaction with the acting party's Ed25519 signature over its
 // hash: expired → ErrExpired, bad signature → ErrBadSignature, an input spent since
-// prepare → ErrContention; otherwise it commits atomically. A command id that already
+// prepare → ErrInactive; otherwise it commits atomically. A command id that already
 // took effect returns its first Update and does nothing more.
 func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
 	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedID},
@@ -288,7 +288,7 @@ func (l *Ledger) applyExecute(in *Input, replay bool) (Update, error) {
 	}
 	for _, cid := range r.p.Inputs {
 		if _, ok := st.contracts[cid]; !ok {
-			return fail(newErr(CategoryContention, "", "input contract %s was archived since prepare", cid))
+			return fail(newErr(CategoryInactive, "", "input contract %s was archived since prepare", cid))
 		}
 	}
 	ck := checker{st: st, actAs: r.p.ActAs, now: now, fixed: true, selected: r.selected}

@@ -293,7 +293,13 @@ func TestPreparedExecute(t *testing.T) {
 	_, err = e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryExpired)
 
-	// Contention: two prepared transactions spending the same single holding.
+	// Inactive: two prepared transactions spending the same single holding; the second's
+	// input was archived by the first. Canton answers it LOCAL_VERDICT_INACTIVE_CONTRACTS
+	// (digital-asset/canton, community/base/src/main/scala/com/digitalasset/canton/
+	// protocol/LocalRejectError.scala, ConsistencyRejections.InactiveContracts: category
+	// "resource missing", gRPC NOT_FOUND, not retryable: the same transaction can never
+	// commit), not LOCAL_VERDICT_LOCKED_CONTRACTS (an input in use by a transaction still
+	// in flight: contention, ABORTED, retry), which only the fault plan makes here.
 	bob := e.external("bob")
 	e.fund(bob, "CBTC", "1")
 	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.6")}
@@ -306,9 +312,9 @@ func TestPreparedExecute(t *testing.T) {
 	_, err = e.l.Execute(p1.ID, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	_, err = e.l.Execute(p2.ID, ed25519.Sign(kb, p2.Hash[:]))
-	wantCat(t, err, CategoryContention)
-	if !Retryable(err) {
-		t.Fatal("contention should be retryable")
+	wantCat(t, err, CategoryInactive)
+	if Retryable(err) {
+		t.Fatal("an archived input is not retryable: the prepared transaction can never commit")
 	}
 	// The failed command id may be retried.
 	_, err = e.run(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.4")}, "x2")

@@ -212,7 +212,7 @@ type Prepared struct {
 	PreparedAt time.Time
 	ExpiresAt  time.Time
 	// Inputs are every contract the transaction consumes (referenced contracts first,
-	// then the chosen holdings); Execute fails with ErrContention if one is gone.
+	// then the chosen holdings); Execute fails with ErrInactive if one is gone.
 	Inputs []string
 }
 

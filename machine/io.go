@@ -211,7 +211,12 @@ type CreatePreapprovalCmd struct {
 
 // Ledger failure categories, as the adapter reports them.
 const (
-	LedgerContention        = "contention"
+	// LedgerContention: an input is locked by a transaction in flight (Canton's
+	// LOCKED_CONTRACTS); the same call may succeed later.
+	LedgerContention = "contention"
+	// LedgerInactive: an input of a prepared transaction was archived since prepare
+	// (Canton's INACTIVE_CONTRACTS); the transaction can never commit.
+	LedgerInactive          = "inactive"
 	LedgerUnavailable       = "unavailable"
 	LedgerRejected          = "rejected"
 	LedgerInternal          = "internal"

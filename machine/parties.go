@@ -396,6 +396,8 @@ func ledgerRefusal(f *LedgerFailure) *APIError {
 		return unavailable(CodeRetryLater, "the ledger is unavailable or busy: %s", f.Message)
 	case LedgerContention:
 		return conflict("contract contention on the ledger: %s", f.Message)
+	case LedgerInactive:
+		return conflict("a contract it needs was spent on the ledger: %s", f.Message)
 	case LedgerInsufficientFunds:
 		return apiErr(409, CodeInsufficientFunds, "free holdings cannot cover it: %s", f.Message)
 	case LedgerNotFound:

@@ -57,7 +57,7 @@ var allCoverage = []string{
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
-	covSkewLedgerAhead, covSkewLedgerBehind,
+	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive,
 }
 
 // coverage counts situations by name.
@@ -98,6 +98,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, declineGoals(k, runs)...)
 	goals = append(goals, codGoals(k, m, runs)...)
 	goals = append(goals, skewGoals(m, runs)...)
+	goals = append(goals, contentionGoals(m, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {

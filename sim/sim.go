@@ -700,6 +700,7 @@ func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 		s.stats.LedgerFailures[res.Failure.Category]++
 	}
 	s.noteDeadlineSkew(c, res)
+	s.noteInputContention(res)
 	if e != s.epoch {
 		return
 	}

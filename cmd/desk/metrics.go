@@ -98,7 +98,7 @@ func newDeskMetrics() *deskMetrics {
 	for _, j := range []string{"desk", "ledger"} {
 		m.journalRecords.WithLabelValues(j)
 	}
-	for _, c := range []string{machine.LedgerContention, machine.LedgerUnavailable, machine.LedgerRejected,
+	for _, c := range []string{machine.LedgerContention, machine.LedgerInactive, machine.LedgerUnavailable, machine.LedgerRejected,
 		machine.LedgerInternal, machine.LedgerUnknownOutcome, machine.LedgerBadSignature, machine.LedgerExpired,
 		machine.LedgerInsufficientFunds, machine.LedgerNotFound, machine.LedgerNotSupported,
 		machine.LedgerPreapprovalNeeded, machine.LedgerForbidden} {
