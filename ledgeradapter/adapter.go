@@ -21,6 +21,12 @@ import (
 )
 
 // Adapter executes machine ledger calls against an embedded ledger.
+//
+// Like a Canton client it learns what a repeated call did only from the ledger's
+// completion stream: before a call's first attempt it records the ledger's end, and when
+// an attempt is refused (a duplicate of a command that took effect, or any refusal of a
+// call that may have taken effect before) it reads the party's completions from that
+// offset for the call's submission (completion.go).
 type Adapter struct {
 	// L is the ledger; its queries may be used directly.
 	L *ledgersim.Ledger
@@ -30,6 +36,8 @@ type Adapter struct {
 	Retries int
 	// Backoff is slept before retry n (1-based); nil means no pause (simulation).
 	Backoff func(n int)
+
+	sent sentOffsets
 }
 
 // Do runs one call to completion, with retries of transient failures. A command that
@@ -38,10 +46,12 @@ type Adapter struct {
 // deduplication promises, and the desk must never fail a trade the ledger settled.
 func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	var res machine.LedgerResult
+	since, known := a.sent.note(call, a.L)
 	for attempt := 0; ; attempt++ {
-		res = a.once(call)
-		if res.Failure != nil {
-			if u, ok := a.tookEffect(call); ok {
+		var err error
+		res, err = a.once(call)
+		if err != nil {
+			if u, ok := a.tookEffect(call, since, known, err); ok {
 				res = machine.LedgerResult{CommandID: call.CommandID}
 				fill(&res, u)
 				return res
@@ -57,14 +67,25 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 }
 
 // tookEffect finds the update of a submit or execute that committed in an earlier attempt.
-func (a *Adapter) tookEffect(call machine.LedgerCall) (ledgersim.Update, bool) {
-	switch call.Op {
-	case machine.OpSubmit:
-		return a.L.CommandResult(call.CommandID)
-	case machine.OpExecute:
-		return a.L.PreparedResult(call.PreparedID)
+//
+// The completions are read from the offset recorded before the call's first attempt in
+// this process (known), or else from the ledger's pruning offset: a call first seen now
+// may be the re-issue of one an earlier process sent, and the desk does not yet journal
+// that offset with its calls. A duplicate is read from the pruning offset too: the
+// earlier submission it names may be another attempt's.
+func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, err error) (ledgersim.Update, bool) {
+	submission, ok := submissionOf(call)
+	if !ok {
+		return ledgersim.Update{}, false
 	}
-	return ledgersim.Update{}, false
+	earlier, dup := ledgersim.DuplicateOf(err)
+	if dup {
+		submission = earlier
+	}
+	if dup || !known {
+		since = a.L.PruningOffset()
+	}
+	return a.completed(call.ActAs, submission, since)
 }
 
 // transient reports failures that a retry of the same call may cure. Contention is not
@@ -77,15 +98,15 @@ func transient(category string) bool {
 	return false
 }
 
-// once runs one attempt of a call.
-func (a *Adapter) once(call machine.LedgerCall) machine.LedgerResult {
+// once runs one attempt of a call; err is the ledger's refusal, as it said it.
+func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 	res := machine.LedgerResult{CommandID: call.CommandID}
-	fail := func(err error) machine.LedgerResult {
-		res.Failure = failure(err)
-		if sf, ok := ledgersim.ShortfallOf(err); ok {
+	fail := func(e error) (machine.LedgerResult, error) {
+		res.Failure = failure(e)
+		if sf, ok := ledgersim.ShortfallOf(e); ok {
 			res.Failure.Message = a.shortfallText(sf)
 		}
-		return res
+		return res, e
 	}
 	switch call.Op {
 	case machine.OpOnboard:
@@ -130,7 +151,7 @@ func (a *Adapter) once(call machine.LedgerCall) machine.LedgerResult {
 	default:
 		return fail(fmt.Errorf("unknown ledger operation %q", call.Op))
 	}
-	return res
+	return res, nil
 }
 
 // fill copies an update's outcome into a result.

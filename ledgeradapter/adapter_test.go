@@ -183,7 +183,7 @@ func TestARepeatedCommandAnswersItsFirstOutcome(t *testing.T) {
 		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
 	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
 		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: tr.InstructionCID}}})
-	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
 	executed := do(t, a, exec)
 	for _, r := range []machine.LedgerResult{first, faucet, tr, prep, executed} {
 		if r.Failure != nil {

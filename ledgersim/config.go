@@ -35,9 +35,9 @@ type Config struct {
 	// Default 30m (longer than the desk's 10-minute registration window).
 	OnboardingLifetime time.Duration
 	// DedupWindow is the deduplication window the ledger promises: a command re-issued
-	// under the same command id (or an execute of the same prepared transaction) within
-	// this long of its update's record time gets that update back and takes no effect
-	// again, as long as the update is also among the newest Limits.MaxRetainedUpdates.
+	// by the same party under the same command id (or an execute of the same prepared
+	// transaction) within this long of its update's record time is refused as a duplicate
+	// and takes no effect again, its completion still readable, as long as the update is also among the newest Limits.MaxRetainedUpdates.
 	// Updates older than the window are forgotten, so what the ledger retains is bounded by
 	// age as well as by count. Default DefaultDedupWindow; at least PreparedLifetime; a
 	// negative value is no age bound (a journal written before the window replays as it

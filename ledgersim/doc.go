@@ -34,8 +34,9 @@
 //     Update, or moves nothing.
 //   - External parties Prepare a command (inputs chosen, hash fixed, expiry set) and
 //     Execute it with their signature; internal parties Submit. Commands are
-//     deduplicated by command id: a command id that took effect always answers its first
-//     Update.
+//     deduplicated by (acting party, command id), as Canton does: a repeat of one that
+//     took effect is refused ErrDuplicate naming the earlier submission, and its outcome
+//     is read from Completions (completions.go).
 //
 // # Determinism and journaling
 //

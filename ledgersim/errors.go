@@ -29,6 +29,7 @@ const (
 	CategoryAlreadyExecuted                     // Prepare of a command id that already took effect (see Error.UpdateID)
 	CategoryMismatch                            // a settlement's legs and allocations do not match
 	CategoryInactive                            // an input contract was archived since prepare (Canton's INACTIVE_CONTRACTS): the prepared transaction can never commit
+	CategoryDuplicate                           // the command id of the acting party already took effect (Canton's DUPLICATE_COMMAND, see Error.SubmissionID)
 )
 
 var categoryNames = [...]string{
@@ -50,6 +51,7 @@ var categoryNames = [...]string{
 	CategoryAlreadyExecuted:     "already executed",
 	CategoryMismatch:            "mismatch",
 	CategoryInactive:            "inactive",
+	CategoryDuplicate:           "duplicate command",
 }
 
 // String names the category.
@@ -79,7 +81,10 @@ type Error struct {
 	Op       string
 	Msg      string
 	UpdateID string
-	Err      error
+	// SubmissionID is set for CategoryDuplicate: the earlier submission of the command,
+	// as its Completion names it (not its update: the outcome is the completion's).
+	SubmissionID string
+	Err          error
 	// Shortfall details a CategoryInsufficientFunds error of holding selection (shortfall.go).
 	Shortfall *Shortfall
 }
@@ -134,6 +139,7 @@ var (
 	ErrAlreadyExists       = &Error{Category: CategoryAlreadyExists}
 	ErrAlreadyExecuted     = &Error{Category: CategoryAlreadyExecuted}
 	ErrInactive            = &Error{Category: CategoryInactive}
+	ErrDuplicate           = &Error{Category: CategoryDuplicate}
 	ErrMismatch            = &Error{Category: CategoryMismatch}
 )
 

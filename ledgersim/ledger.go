@@ -181,7 +181,7 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 	if !validID(in.CommandID) {
 		return nil, newErr(CategoryInvalid, "", "command id must be 1..%d bytes", maxIDLen)
 	}
-	if u, done := st.doneUpdate(in.CommandID); done {
+	if u, done := st.doneUpdate(in.ActAs, in.CommandID); done {
 		return nil, &Error{Category: CategoryAlreadyExecuted, Msg: fmt.Sprintf("command %q took effect in update %s", in.CommandID, u.UpdateID), UpdateID: u.UpdateID}
 	}
 	if len(st.prepared) >= st.cfg.Limits.MaxPrepared {
@@ -207,8 +207,8 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 
 // Execute runs a prepared transaction with the acting party's Ed25519 signature over its
 // hash: expired → ErrExpired, bad signature → ErrBadSignature, an input spent since
-// prepare → ErrInactive; otherwise it commits atomically. A command id that already
-// took effect returns its first Update and does nothing more.
+// prepare → ErrInactive; otherwise it commits atomically. A command id of the party that
+// already took effect (this prepared transaction's or another's) → ErrDuplicate.
 func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
 	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedID},
 		func() (Update, error) { return l.execute(preparedID, signature) })
@@ -224,9 +224,9 @@ func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
 		l.mu.Unlock()
 		return u, err
 	}
-	if u, done := l.st.doneUpdate(r.p.CommandID); done {
+	if u, done := l.st.doneUpdate(r.p.ActAs, r.p.CommandID); done {
 		l.mu.Unlock()
-		return u.clone(), nil
+		return Update{}, duplicate(u)
 	}
 	if !now.Before(r.p.ExpiresAt) {
 		l.mu.Unlock()
@@ -251,10 +251,11 @@ func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
 	return l.applyExecute(in, false)
 }
 
-// lookupGone answers for a prepared id that is not live: executed, expired or unknown.
+// lookupGone answers for a prepared id that is not live: executed (a duplicate of its
+// command), expired or unknown.
 func (l *Ledger) lookupGone(preparedID string) (Update, error) {
 	if r, ok := l.st.byPrep[preparedID]; ok {
-		return r.u.clone(), nil
+		return Update{}, duplicate(&r.u)
 	}
 	if _, ok := l.st.tomb[preparedID]; ok {
 		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
@@ -272,16 +273,11 @@ func (l *Ledger) applyExecute(in *Input, replay bool) (Update, error) {
 	}
 	r := st.prepared[in.PreparedID]
 	if r == nil {
-		u, err := l.lookupGone(in.PreparedID)
-		if err != nil {
-			return fail(err)
-		}
-		l.tick(now, changed, replay)
-		return u, nil
+		_, err := l.lookupGone(in.PreparedID)
+		return fail(err)
 	}
-	if u, done := st.doneUpdate(r.p.CommandID); done {
-		l.tick(now, changed, replay)
-		return u.clone(), nil
+	if u, done := st.doneUpdate(r.p.ActAs, r.p.CommandID); done {
+		return fail(duplicate(u))
 	}
 	if !now.Before(r.p.ExpiresAt) {
 		return fail(newErr(CategoryExpired, "", "prepared transaction %s expired", in.PreparedID))
@@ -326,8 +322,8 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 // ---- Submit ----
 
 // Submit executes cmd at once for an internal (desk-signed) party; external parties are
-// refused with ErrForbidden (they Prepare and Execute). A command id that already took
-// effect returns its first Update and does nothing more.
+// refused with ErrForbidden (they Prepare and Execute). A command id of the party that
+// already took effect → ErrDuplicate, and nothing more happens.
 func (l *Ledger) Submit(actAs string, cmd Command, commandID string) (Update, error) {
 	return faulted(l, commandCall("submit", actAs, cmd, commandID),
 		func() (Update, error) { return l.submit(actAs, cmd, commandID) })
@@ -367,9 +363,8 @@ func (l *Ledger) applySubmit(in *Input, cmd Command, replay bool) (Update, error
 	if !validID(in.CommandID) {
 		return fail(newErr(CategoryInvalid, "", "command id must be 1..%d bytes", maxIDLen))
 	}
-	if u, done := st.doneUpdate(in.CommandID); done {
-		l.tick(now, changed, replay)
-		return u.clone(), nil
+	if u, done := st.doneUpdate(in.ActAs, in.CommandID); done {
+		return fail(duplicate(u))
 	}
 	ck := checker{st: st, actAs: in.ActAs, now: now}
 	pl, err := ck.check(cmd)

@@ -22,8 +22,9 @@ type Listing struct {
 // one update under commandID that also mints reservoir to the faucet reservoir party
 // (the only supply created after genesis; zero mints nothing). The admin party
 // (spec.Admin, default "registry") must be an internal party already. The command id
-// deduplicates like any command's: re-issued while its update is retained, it returns
-// that update and does nothing more. An instrument id already in the catalog is refused
+// deduplicates (with no acting party): re-issued while its update is retained, it returns
+// that update and does nothing more, so that a desk lists its catalog again at every
+// start; a listing is the operator's administration, not a Ledger API command. An instrument id already in the catalog is refused
 // with ErrInvalid. The fault plan is not consulted (as for Delist).
 func (l *Ledger) ListInstrument(spec InstrumentSpec, reservoir money.Decimal, commandID string) (Update, error) {
 	l.mu.Lock()
@@ -48,7 +49,7 @@ func (l *Ledger) applyList(in *Input, replay bool) (Update, error) {
 	if in.Listing == nil {
 		return fail(newErr(CategoryInvalid, "", "no instrument to list"))
 	}
-	if u, done := st.doneUpdate(in.CommandID); done {
+	if u, done := st.doneUpdate("", in.CommandID); done {
 		l.tick(now, changed, replay)
 		return u.clone(), nil
 	}

@@ -267,10 +267,17 @@ func TestPreparedExecute(t *testing.T) {
 	wantCat(t, err, CategoryNotFound)
 	u, err := e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryNone)
-	// Dedup: the same prepared id, a fresh prepare of the same command id, Submit-style.
-	u2, err := e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
-	if err != nil || u2.UpdateID != u.UpdateID {
-		t.Fatalf("re-execute: %v %v", u2, err)
+	// Dedup: the same prepared id is a duplicate of its command, naming the submission
+	// the completion stream reports; a fresh prepare of the same command id is refused.
+	_, err = e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	wantCat(t, err, CategoryDuplicate)
+	var dup *Error
+	if !errors.As(err, &dup) || dup.SubmissionID == "" || dup.UpdateID != "" {
+		t.Fatalf("a duplicate names the earlier submission, not its update: %#v", err)
+	}
+	cs, cerr := e.l.Completions(alice, u.Offset-1, 0)
+	if cerr != nil || len(cs) == 0 || cs[0].CommandID != "c1" || cs[0].SubmissionID != dup.SubmissionID || cs[0].UpdateID != u.UpdateID {
+		t.Fatalf("completions from before c1: %v %v", cs, cerr)
 	}
 	_, err = e.l.Prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryAlreadyExecuted)
@@ -278,7 +285,7 @@ func TestPreparedExecute(t *testing.T) {
 	if !errors.As(err, &le) || le.UpdateID != u.UpdateID {
 		t.Fatalf("already executed carries no update id: %v", err)
 	}
-	if r, ok := e.l.CommandResult("c1"); !ok || r.UpdateID != u.UpdateID {
+	if r, ok := e.l.CommandResult(alice, "c1"); !ok || r.UpdateID != u.UpdateID {
 		t.Fatal("CommandResult")
 	}
 	e.wantFree(alice, "USDCx", "90")
@@ -456,9 +463,9 @@ func TestFaults(t *testing.T) {
 	_, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
 	wantCat(t, err, CategoryUnknownOutcome)
 	plan = Fault{}
-	u, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
-	wantCat(t, err, CategoryNone)
-	if len(l.PendingTransfers(alice)) != 1 || u.Offset != l.Offset() {
+	_, err = l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
+	wantCat(t, err, CategoryDuplicate)
+	if len(l.PendingTransfers(alice)) != 1 {
 		t.Fatal("a lost answer took effect twice")
 	}
 
@@ -554,11 +561,10 @@ func TestPreapprovalOnBehalf(t *testing.T) {
 	e.must(alice, AcceptTransfer{Instruction: tu.TransferInstruction})
 	e.wantFree(alice, "Amulet", "100")
 
-	// Idempotent: by command id, by receiver (operator again, or the party itself).
-	u2, err := e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
-	if err != nil || u2.UpdateID != u.UpdateID {
-		t.Fatalf("dedup: %+v %v", u2, err)
-	}
+	// Idempotent: by command id (a duplicate), by receiver (operator again, or the party
+	// itself).
+	_, err = e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
+	wantCat(t, err, CategoryDuplicate)
 	u3 := e.must(e.op, CreatePreapproval{Receiver: alice})
 	if u3.Preapproval != u.Preapproval || len(u3.Created) != 0 {
 		t.Fatalf("second preapproval %+v", u3)

@@ -178,11 +178,13 @@ func (l *Ledger) Update(updateID string) (Update, error) {
 	return r.u.clone(), nil
 }
 
-// CommandResult returns the update a command id produced, while it is retained.
-func (l *Ledger) CommandResult(commandID string) (Update, bool) {
+// CommandResult returns the update a command id of actAs produced, while it is retained.
+// It is an oracle for tests and the simulator's checks; a client learns what its commands
+// did from Completions, as on Canton.
+func (l *Ledger) CommandResult(actAs, commandID string) (Update, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	u, ok := l.st.doneUpdate(commandID)
+	u, ok := l.st.doneUpdate(actAs, commandID)
 	if !ok {
 		return Update{}, false
 	}

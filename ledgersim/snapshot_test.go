@@ -139,8 +139,8 @@ func (m *machine) sameAnswers(t *rapid.T, want, got *Ledger) {
 		same("party error "+p, fmt.Sprint(werr), fmt.Sprint(gerr))
 	}
 	for _, id := range m.cmdIDs {
-		wu, wok := want.CommandResult(id)
-		gu, gok := got.CommandResult(id)
+		wu, wok := want.CommandResult(m.actAs[id], id)
+		gu, gok := got.CommandResult(m.actAs[id], id)
 		same("result of "+id, []any{wu, wok}, []any{gu, gok})
 		if wok {
 			gu, err := got.Update(wu.UpdateID)

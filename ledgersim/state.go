@@ -86,7 +86,7 @@ type state struct {
 	tombRing  fifo
 	updates   map[string]*updateRec
 	updRing   recFIFO               // the retained updates, oldest first
-	byCommand map[string]*updateRec // command id → its update
+	byCommand map[string]*updateRec // dedupKey(act-as, command id) → its update
 	byPrep    map[string]*updateRec // prepared id → its update
 	// dedupShortened counts updates forgotten by count while still within the
 	// deduplication window (not part of the state's digest or snapshot).
@@ -428,8 +428,8 @@ func (st *state) retain(u *Update) *Update {
 func (st *state) forget(old *updateRec) {
 	delete(st.updates, old.u.UpdateID)
 	st.acc.sub(old.sum)
-	if st.byCommand[old.u.CommandID] == old {
-		delete(st.byCommand, old.u.CommandID)
+	if k := dedupKey(old.u.ActAs, old.u.CommandID); st.byCommand[k] == old {
+		delete(st.byCommand, k)
 	}
 	if old.u.PreparedID != "" {
 		delete(st.byPrep, old.u.PreparedID)
@@ -464,15 +464,15 @@ func (st *state) index(r *updateRec) {
 	u := &r.u
 	st.updates[u.UpdateID] = r
 	st.acc.add(r.sum)
-	st.byCommand[u.CommandID] = r
+	st.byCommand[dedupKey(u.ActAs, u.CommandID)] = r
 	if u.PreparedID != "" {
 		st.byPrep[u.PreparedID] = r
 	}
 	st.updRing.push(r)
 }
 
-func (st *state) doneUpdate(commandID string) (*Update, bool) {
-	r, ok := st.byCommand[commandID]
+func (st *state) doneUpdate(actAs, commandID string) (*Update, bool) {
+	r, ok := st.byCommand[dedupKey(actAs, commandID)]
 	if !ok {
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package ledgersim
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ type machine struct {
 	effects  map[string]string // command id → update id (from recorded inputs)
 	results  map[string]string // command id → update id answered to us
 	cmdIDs   []string
+	actAs    map[string]string // command id → the party that sent it ("" for a listing)
 	prepared []Prepared
 	seq      int
 	// listed are the instruments listed after genesis ("list" action), funded in the
@@ -42,7 +44,7 @@ var (
 
 func newMachine(t *rapid.T) *machine {
 	m := &machine{clk: NewManualClock(t0), keys: map[string]ed25519.PrivateKey{}, prepCmd: map[string]string{},
-		effects: map[string]string{}, results: map[string]string{}}
+		effects: map[string]string{}, results: map[string]string{}, actAs: map[string]string{}}
 	m.faultRate = rapid.IntRange(0, 4).Draw(t, "faultRate")
 	m.wrongKeyRate = rapid.IntRange(0, 3).Draw(t, "wrongKeyRate")
 	m.cfg = testConfig(ProfileTestnet, m.clk)
@@ -115,6 +117,7 @@ func (m *machine) noteResult(t *rapid.T, cmdID string, u Update, err error) {
 // the wrong key.
 func (m *machine) run(t *rapid.T, party string, cmd Command, cmdID string) (Update, error) {
 	k, ext := m.keys[party]
+	m.actAs[cmdID] = party
 	if !ext {
 		m.maybeFault(t)
 		u, err := m.l.Submit(party, cmd, cmdID)
@@ -294,12 +297,19 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 				t.Skip("no commands")
 			}
 			id := rapid.SampledFrom(m.cmdIDs).Draw(t, "cmdID")
-			if u, ok := m.l.CommandResult(id); ok {
+			if u, ok := m.l.CommandResult(m.actAs[id], id); ok && u.ActAs != "" {
 				m.noteResult(t, id, u, nil)
 				m.maybeFault(t)
-				u2, err := m.l.Submit(u.ActAs, CreatePreapproval{}, id)
-				if err == nil && u2.UpdateID != u.UpdateID {
+				_, err := m.l.Submit(u.ActAs, CreatePreapproval{}, id)
+				if err == nil {
 					t.Fatalf("retry of %s took a new effect", id)
+				}
+				var dup *Error
+				if errors.As(err, &dup) && dup.Category == CategoryDuplicate {
+					cs, cerr := m.l.Completions(u.ActAs, u.Offset-1, 1)
+					if cerr != nil || len(cs) != 1 || cs[0].CommandID != id || cs[0].SubmissionID != dup.SubmissionID {
+						t.Fatalf("the duplicate of %s names %s; completions %v %v", id, dup.SubmissionID, cs, cerr)
+					}
 				}
 			}
 		},
@@ -316,6 +326,7 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 			}
 			m.noteResult(t, cmdID, u, err)
 			m.cmdIDs = append(m.cmdIDs, cmdID)
+			m.actAs[cmdID] = ""
 			m.listed = append(m.listed, id)
 		},
 		"advance": func(t *rapid.T) {

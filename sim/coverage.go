@@ -57,7 +57,7 @@ var allCoverage = []string{
 	covLatencyTail, covStreamDrop, covRotatedSocketClosed, covKeyRotated, covRegistrationExpired, covPartialSign,
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
-	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive,
+	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
 }
 
 // coverage counts situations by name.
@@ -124,6 +124,7 @@ func MissingOver(results []*Result) []string {
 		}
 		mix.LostAnswer = max(mix.LostAnswer, r.Mix.LostAnswer)
 		mix.Contention = max(mix.Contention, r.Mix.Contention)
+		mix.UnknownOutcome = max(mix.UnknownOutcome, r.Mix.UnknownOutcome)
 		mix.Unavailable = max(mix.Unavailable, r.Mix.Unavailable)
 		mix.Rejected = max(mix.Rejected, r.Mix.Rejected)
 		mix.Internal = max(mix.Internal, r.Mix.Internal)

@@ -206,7 +206,7 @@ func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observat
 				s.cov.hit(covLostAnswerReissued)
 				delete(s.lost, c.CommandID)
 			}
-			if _, done := s.ledger.L.CommandResult(c.CommandID); done {
+			if _, done := s.ledger.L.CommandResult(c.ActAs, c.CommandID); done {
 				s.cov.hit(covReissueDeduplicated)
 			}
 		}
@@ -322,7 +322,7 @@ func (s *Sim) checkEvent(e machine.Event) {
 func (s *Sim) tradeSettled(p machine.TradeDTO) {
 	s.stats.TradesSettled++
 	s.cov.hit(covTradeSettled)
-	u, ok := s.ledger.L.CommandResult(p.TradeID + ":settle")
+	u, ok := s.ledger.L.CommandResult(s.desk.Cfg.Operator, p.TradeID+":settle")
 	t := s.desk.Trades[p.TradeID]
 	if ok {
 		s.settleTimes[p.TradeID] = u.RecordTime
@@ -352,7 +352,7 @@ func (s *Sim) legs(t *machine.Trade) []struct{} {
 func (s *Sim) tradeFailed(p machine.TradeFailedPayload) {
 	s.stats.TradesFailed[p.Reason]++
 	s.cov.hit(covTradeFailed)
-	if _, ok := s.ledger.L.CommandResult(p.TradeID + ":settle"); ok {
+	if _, ok := s.ledger.L.CommandResult(s.desk.Cfg.Operator, p.TradeID+":settle"); ok {
 		s.failf(Safety, "trade %s failed at the desk (%s) but the ledger settled it", p.TradeID, p.Reason)
 	}
 }
@@ -846,7 +846,7 @@ func (s *Sim) finalChecks() {
 			// The ledger keeps its latest MaxRetainedUpdates updates, for its deduplication
 			// window; past either an old trade's settle may be gone (tradeSettled checked it
 			// as it settled).
-			u, ok := s.ledger.L.CommandResult(id + ":settle")
+			u, ok := s.ledger.L.CommandResult(s.desk.Cfg.Operator, id+":settle")
 			at, known := s.settleTimes[id]
 			if !known {
 				// A replay of a trace that starts from a snapshot never saw this trade
@@ -859,7 +859,7 @@ func (s *Sim) finalChecks() {
 				return
 			}
 		case machine.TradeFailed:
-			if _, ok := s.ledger.L.CommandResult(id + ":settle"); ok {
+			if _, ok := s.ledger.L.CommandResult(s.desk.Cfg.Operator, id+":settle"); ok {
 				s.failf(Safety, "failed trade %s was settled on the ledger", id)
 				return
 			}

@@ -73,7 +73,7 @@ func (w *orphanWatch) unheardCall(l *ledgersim.Ledger, c machine.LedgerCall, bef
 	if c.Op == machine.OpExecute {
 		u, ok = l.PreparedResult(c.PreparedID)
 	} else {
-		u, ok = l.CommandResult(c.CommandID)
+		u, ok = l.CommandResult(c.ActAs, c.CommandID)
 	}
 	if !ok || u.Offset <= before || u.Allocation == "" || w.unheard[u.Allocation] != 0 {
 		return

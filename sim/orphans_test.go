@@ -143,7 +143,7 @@ func TestOrphanExplainedByAnExecuteOfAForgottenQuote(t *testing.T) {
 		for _, al := range q.Allocations {
 			// A maker that signs itself: each allocation's update is its prepared
 			// transaction's execute, under the prepare's command id.
-			u, ok := s.ledger.L.CommandResult(q.ID + ":" + al.LegID + ":" + fmt.Sprint(al.Attempt))
+			u, ok := s.ledger.L.CommandResult(al.Owner, q.ID+":"+al.LegID+":"+fmt.Sprint(al.Attempt))
 			if al.CID == "" || !ok || u.PreparedID == "" || u.Allocation != al.CID {
 				return false
 			}

@@ -701,6 +701,7 @@ func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	}
 	s.noteDeadlineSkew(c, res)
 	s.noteInputContention(res)
+	s.noteAnsweredFromCompletions(res, before)
 	if e != s.epoch {
 		return
 	}

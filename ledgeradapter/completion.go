@@ -1,0 +1,91 @@
+package ledgeradapter
+
+import (
+	"sync"
+
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// maxSentOffsets bounds the calls whose first offset the adapter remembers; past it the
+// oldest are forgotten and a repeat of one reads the completions from the ledger's
+// pruning offset instead (the whole retained window, bounded by the ledger's retention).
+const maxSentOffsets = 20_000
+
+// sentOffsets remembers, per submission, the ledger's end before its first attempt: a
+// completion of it can only come after that offset. Repeats of a call (the adapter's own
+// retries, the desk's re-sends of a call whose outcome was unknown) read from there. The
+// memory is the process's: after a restart a re-issued call reads from the pruning offset.
+type sentOffsets struct {
+	mu    sync.Mutex
+	at    map[string]int64
+	order []string // submissions in the order noted, for eviction
+	head  int
+}
+
+// note returns the offset a completion of call must come after, and whether an earlier
+// attempt was noted; for a submission seen for the first time it remembers the ledger's
+// current end.
+func (s *sentOffsets) note(call machine.LedgerCall, l *ledgersim.Ledger) (int64, bool) {
+	sub, ok := submissionOf(call)
+	if !ok {
+		return 0, false
+	}
+	key := call.ActAs + "\x00" + sub
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off, seen := s.at[key]; seen {
+		return off, true
+	}
+	if s.at == nil {
+		s.at = map[string]int64{}
+	}
+	off := l.Offset()
+	s.at[key] = off
+	s.order = append(s.order, key)
+	for len(s.at) > maxSentOffsets && s.head < len(s.order) {
+		delete(s.at, s.order[s.head])
+		s.order[s.head] = ""
+		s.head++
+	}
+	if s.head > 1024 && s.head*2 > len(s.order) {
+		s.order = append([]string(nil), s.order[s.head:]...)
+		s.head = 0
+	}
+	return off, false
+}
+
+// submissionOf is the submission id the completion of call carries: the prepared
+// transaction's id for an execute, the command id for a submit. Other calls (prepare,
+// onboarding) take no effect that a completion reports.
+func submissionOf(call machine.LedgerCall) (string, bool) {
+	switch call.Op {
+	case machine.OpExecute:
+		return call.PreparedID, call.PreparedID != ""
+	case machine.OpSubmit:
+		return call.CommandID, call.CommandID != ""
+	}
+	return "", false
+}
+
+// completed reads actAs's completions after since (at the least the ledger's pruning
+// offset) for the submission, and returns the update it made.
+func (a *Adapter) completed(actAs, submission string, since int64) (ledgersim.Update, bool) {
+	from := max(since, a.L.PruningOffset())
+	for {
+		page, err := a.L.Completions(actAs, from, ledgersim.MaxCompletionsPage)
+		if err != nil {
+			return ledgersim.Update{}, false
+		}
+		for _, c := range page {
+			if c.SubmissionID == submission {
+				u, err := a.L.Update(c.UpdateID)
+				return u, err == nil
+			}
+		}
+		if len(page) < ledgersim.MaxCompletionsPage {
+			return ledgersim.Update{}, false
+		}
+		from = page[len(page)-1].Offset
+	}
+}
