@@ -80,6 +80,21 @@ type ReasonCount struct {
 // Scorecard is a maker's facts, by invitation time, oldest first.
 type Scorecard struct {
 	Facts []ScoreFact `json:"facts"`
+
+	// gen counts the changes of Facts since the desk was built or restored, and stats is
+	// the 24-hour summary GET /desk showed last, kept while gen and the window's first fact
+	// stay the same: GET /desk then costs a binary search per maker whose facts did not
+	// change, not a pass over up to MaxScoreFacts of them. Neither is state: a snapshot
+	// leaves them out, and a restored desk computes the summary again.
+	gen   uint64
+	stats *cachedStats
+}
+
+// cachedStats is a maker's 24-hour scorecard as of a generation of its facts.
+type cachedStats struct {
+	gen   uint64
+	first int // the index of the window's first fact
+	sc    ScorecardDTO
 }
 
 // lost reports whether the fact counts as lost: it quoted, another maker's quote was
@@ -116,6 +131,7 @@ func (d *Desk) scoreFact(maker string, r *RFQ) *ScoreFact {
 	if sc == nil || r == nil {
 		return nil
 	}
+	sc.gen++ // the caller may change the fact it gets
 	i := sort.Search(len(sc.Facts), func(i int) bool { return !sc.Facts[i].InvitedAt.Before(r.CreatedAt) })
 	for ; i < len(sc.Facts) && sc.Facts[i].InvitedAt.Equal(r.CreatedAt); i++ {
 		if sc.Facts[i].RFQ == r.ID {
@@ -139,6 +155,7 @@ func (a *applier) scoreInvited(r *RFQ) {
 			sc.Facts = slices.Delete(sc.Facts, 0, drop)
 		}
 		sc.Facts = append(sc.Facts, ScoreFact{RFQ: r.ID, InvitedAt: r.CreatedAt})
+		sc.gen++
 	}
 }
 
@@ -357,12 +374,79 @@ func nearestRank(sorted []int64, p int) *int64 {
 	if len(sorted) == 0 {
 		return nil
 	}
-	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 × n)
-	if rank < 1 {
-		rank = 1
-	}
-	v := sorted[rank-1]
+	v := sorted[rankOf(len(sorted), p)]
 	return &v
+}
+
+// rankOf is the index, in ascending order, of the nearest-rank p-th percentile of n > 0
+// samples: ceil(p/100 × n) − 1.
+func rankOf(n, p int) int { return max((p*n+99)/100, 1) - 1 }
+
+// percentiles returns the nearest-rank p-th percentiles of samples, for ascending ps
+// (nil each with no sample). It reorders samples: a selection, not a sort, so that a read
+// over a maker's MaxScoreFacts facts costs a pass or two over them rather than a sort.
+func percentiles(samples []int64, ps ...int) []*int64 {
+	out := make([]*int64, len(ps))
+	if len(samples) == 0 {
+		return out
+	}
+	// From the highest rank down: selecting rank k leaves every sample at or below it in
+	// samples[:k+1], where the lower ranks are then selected.
+	hi := len(samples)
+	for i := len(ps) - 1; i >= 0; i-- {
+		k := rankOf(len(samples), ps[i])
+		v := selectKth(samples[:hi], k)
+		out[i], hi = &v, k+1
+	}
+	return out
+}
+
+// selectKth reorders s so that s[k] is the value a sort would put there, every element
+// before it no greater and every one after no smaller, and returns it: quickselect with a
+// median-of-three pivot, deterministic, falling back to a sort after 64 rounds so that no
+// input makes it quadratic.
+func selectKth(s []int64, k int) int64 {
+	lo, hi := 0, len(s)-1
+	for round := 0; lo < hi; round++ {
+		if round == 64 {
+			slices.Sort(s[lo : hi+1])
+			break
+		}
+		mid := lo + (hi-lo)/2
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		pivot := s[mid]
+		i, j := lo, hi
+		for i <= j { // Hoare partition: s[lo:i] ≤ pivot ≤ s[j+1:hi+1]
+			for s[i] < pivot {
+				i++
+			}
+			for s[j] > pivot {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k] // between j and i: equal to the pivot
+		}
+	}
+	return s[k]
 }
 
 // scoreOver computes a maker's scorecard over the facts invited at or after from.
@@ -371,9 +455,11 @@ func scoreOver(sc *Scorecard, from time.Time) (ScorecardDTO, int) {
 	if sc == nil {
 		return out, 0
 	}
-	var lat, dist []int64
 	i := sort.Search(len(sc.Facts), func(i int) bool { return !sc.Facts[i].InvitedAt.Before(from) })
-	for _, f := range sc.Facts[i:] {
+	facts := sc.Facts[i:]
+	lat, dist := make([]int64, 0, len(facts)), []int64(nil)
+	for k := range facts {
+		f := &facts[k] // not a copy of each fact: a read walks up to MaxScoreFacts of them
 		out.Invited++
 		switch {
 		case f.Quoted:
@@ -395,10 +481,9 @@ func scoreOver(sc *Scorecard, from time.Time) (ScorecardDTO, int) {
 			out.Revoked.ByReason[x.Reason] += x.N
 		}
 	}
-	slices.Sort(lat)
-	slices.Sort(dist)
-	out.QuoteLatencyMs = LatencyDTO{P50: nearestRank(lat, 50), P99: nearestRank(lat, 99)}
-	if p := nearestRank(dist, 50); p != nil {
+	latP := percentiles(lat, 50, 99)
+	out.QuoteLatencyMs = LatencyDTO{P50: latP[0], P99: latP[1]}
+	if p := percentiles(dist, 50)[0]; p != nil {
 		b := Bps(*p)
 		out.LostDistanceBps.P50 = &b
 	}
@@ -436,10 +521,20 @@ func (d *Desk) makerStats(parties []string) []MakerStatsDTO {
 	return out
 }
 
-// scoreOver24h is the maker's 24-hour scorecard, if it was invited often enough to show.
+// scoreOver24h is the maker's 24-hour scorecard, if it was invited often enough to show:
+// the one computed last while its facts and the window's first fact are the same.
 func (d *Desk) scoreOver24h(id string) (ScorecardDTO, bool) {
-	sc, n := scoreOver(d.Scorecards[id], d.Now.Add(-makerStatsWindow))
-	return sc, n >= MakerStatsMinInvites
+	sc := d.Scorecards[id]
+	if sc == nil {
+		return ScorecardDTO{}, false
+	}
+	from := d.Now.Add(-makerStatsWindow)
+	first := sort.Search(len(sc.Facts), func(i int) bool { return !sc.Facts[i].InvitedAt.Before(from) })
+	if c := sc.stats; c == nil || c.gen != sc.gen || c.first != first {
+		out, _ := scoreOver(sc, from)
+		sc.stats = &cachedStats{gen: sc.gen, first: first, sc: out}
+	}
+	return sc.stats.sc, sc.stats.sc.Invited >= MakerStatsMinInvites
 }
 
 // ---- Snapshot ----

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -174,11 +175,19 @@ func TestScorecardBounds(t *testing.T) {
 }
 
 // TestNearestRankAndRates: the nearest-rank percentile is the smallest sample with at least
-// p% of the samples at or below it, and a rate is the rounded exact ratio in [0, 1].
+// p% of the samples at or below it, the selection finds the same values as a sort in any
+// order (duplicates included), and a rate is the rounded exact ratio in [0, 1].
 func TestNearestRankAndRates(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := rapid.SliceOfN(rapid.Int64Range(0, 1_000_000), 1, 300).Draw(t, "samples")
+		hi := rapid.SampledFrom([]int64{3, 1_000_000}).Draw(t, "range") // few values: many duplicates
+		s := rapid.SliceOfN(rapid.Int64Range(0, hi), 1, 300).Draw(t, "samples")
+		got := percentiles(slices.Clone(s), 1, 50, 99, 100)
 		slices.Sort(s)
+		for i, p := range []int{1, 50, 99, 100} {
+			if want := nearestRank(s, p); *got[i] != *want {
+				t.Fatalf("p%d selected %d, a sort says %d", p, *got[i], *want)
+			}
+		}
 		for _, p := range []int{50, 99} {
 			v := *nearestRank(s, p)
 			atOrBelow := 0
@@ -258,4 +267,58 @@ func TestScorecardSnapshotVersions(t *testing.T) {
 	if _, err := Restore(v4); err == nil || !strings.Contains(err.Error(), "binary snapshot version 4; this desk reads only versions 1 to 3") {
 		t.Fatalf("version 4 snapshot: %v", err)
 	}
+}
+
+// TestScorecardStatsCacheProperty: whatever invitations, outcomes and passing time, GET
+// /desk's makerStats (kept between reads while a maker's facts and its window's first fact
+// stay the same) equals the summary computed afresh from the facts.
+func TestScorecardStatsCacheProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := &Desk{Now: t0, Cfg: testConfig(), Parties: map[string]*Party{}, RFQs: map[string]*RFQ{}}
+		a := &applier{d: d, out: &Outputs{}}
+		makers := []string{"m1", "m2", "m3"}
+		for _, m := range makers {
+			d.Parties[m] = &Party{ID: m, Hint: m + "-hint"}
+		}
+		var rfqs []*RFQ
+		for i := range rapid.IntRange(1, 80).Draw(t, "steps") {
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			case 0: // an RFQ inviting some makers
+				n := rapid.IntRange(1, len(makers)).Draw(t, "invited")
+				r := &RFQ{ID: fmt.Sprintf("rfq_%d", i), CreatedAt: d.Now, Invited: makers[:n]}
+				d.RFQs[r.ID] = r
+				rfqs = append(rfqs, r)
+				a.scoreInvited(r)
+			case 1: // an outcome on one of them
+				if len(rfqs) == 0 {
+					continue
+				}
+				r := rfqs[rapid.IntRange(0, len(rfqs)-1).Draw(t, "rfq")]
+				m := r.Invited[rapid.IntRange(0, len(r.Invited)-1).Draw(t, "maker")]
+				if f := d.scoreFact(m, r); f != nil {
+					switch rapid.IntRange(0, 2).Draw(t, "outcome") {
+					case 0:
+						f.Quoted, f.LatencyMs = true, rapid.Int64Range(0, 9000).Draw(t, "latency")
+					case 1:
+						f.Won++
+					default:
+						f.Declined = true
+					}
+				}
+			case 2: // time passes, up to more than a day
+				d.Now = d.Now.Add(time.Duration(rapid.Int64Range(0, 30*3600).Draw(t, "seconds")) * time.Second)
+			default:
+				want := []MakerStatsDTO{}
+				for _, m := range makers {
+					if sc, n := scoreOver(d.Scorecards[m], d.Now.Add(-24*time.Hour)); n >= MakerStatsMinInvites {
+						want = append(want, MakerStatsDTO{Maker: m + "-hint", ResponseRate: sc.ResponseRate, SettleRate: sc.SettleRate, QuoteLatencyMsP50: sc.QuoteLatencyMs.P50})
+					}
+				}
+				got, _ := json.Marshal(d.makerStats(makers))
+				if w, _ := json.Marshal(want); string(got) != string(w) {
+					t.Fatalf("makerStats %s, computed afresh %s", got, w)
+				}
+			}
+		}
+	})
 }
