@@ -28,9 +28,7 @@ type Scorecard struct {
 	Failed         ByReason        `json:"failed"`
 	Revoked        ByReason        `json:"revoked"`
 	// LostDistanceBps is the median distance from the winning price on the RFQs it lost.
-	LostDistanceBps struct {
-		P50 *float64 `json:"p50"`
-	} `json:"lostDistanceBps"`
+	LostDistanceBps DistanceQuantile `json:"lostDistanceBps"`
 	// SettleRate is Settled ÷ Won, 4 decimals; 0 when Won is 0.
 	SettleRate float64 `json:"settleRate"`
 }
@@ -39,6 +37,12 @@ type Scorecard struct {
 type LatencyQuantile struct {
 	P50 *int64 `json:"p50"`
 	P99 *int64 `json:"p99"`
+}
+
+// DistanceQuantile holds the nearest-rank median of distances in basis points (2
+// decimals); nil with no sample.
+type DistanceQuantile struct {
+	P50 *float64 `json:"p50"`
 }
 
 // ByReason counts outcomes by their reason.

@@ -41,8 +41,19 @@ const (
 	revokedByMaker = "maker"
 )
 
-// ScoreWindows are the windows GET /maker/scorecard accepts, and their lengths.
-var ScoreWindows = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": ScoreRetention}
+// ScoreWindow is the length of a window GET /maker/scorecard accepts (1h, 24h or 7d);
+// false for any other.
+func ScoreWindow(name string) (time.Duration, bool) {
+	switch name {
+	case "1h":
+		return time.Hour, true
+	case "24h":
+		return 24 * time.Hour, true
+	case "7d":
+		return ScoreRetention, true
+	}
+	return 0, false
+}
 
 // DefaultScoreWindow is the window of a GET /maker/scorecard without one.
 const DefaultScoreWindow = "24h"
@@ -495,7 +506,7 @@ func scoreOver(sc *Scorecard, from time.Time) (ScorecardDTO, int) {
 // scorecard answers GET /maker/scorecard: the caller's own figures over the window ending
 // at the desk's time.
 func (r reader) scorecard(q QScorecard) Reply {
-	w, ok := ScoreWindows[q.Window]
+	w, ok := ScoreWindow(q.Window)
 	if !ok {
 		return Reply{Status: 400, Err: badRequest("window must be one of 1h, 24h, 7d")}
 	}

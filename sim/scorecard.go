@@ -79,7 +79,8 @@ func (s *Sim) scoreFactsCoverage(party, window string) {
 	if sc == nil {
 		return
 	}
-	from := s.desk.Now.Add(-machine.ScoreWindows[window])
+	w, _ := machine.ScoreWindow(window)
+	from := s.desk.Now.Add(-w)
 	pruned, restarted := false, false
 	for _, f := range sc.Facts {
 		if f.InvitedAt.Before(from) {
