@@ -194,6 +194,9 @@ type DeskInfo struct {
 	FeeTiers []FeeTier `json:"feeTiers"`
 	// Makers are the hints a taker can invite now (stream open), the caller excluded, sorted.
 	Makers []string `json:"makers"`
+	// MakerStats is the public 24-hour summary of each listed maker invited at least 10
+	// times in those 24 hours (client/scorecard.go).
+	MakerStats []MakerStats `json:"makerStats"`
 }
 
 // DeskConfig is the answer of GET /config.

@@ -45,6 +45,8 @@ type Desk struct {
 	// FailedTrades are the newest failed trades, oldest first, kept for HistoryRetention
 	// failures (their history rows outlive them).
 	FailedTrades []string `json:"failedTrades,omitempty"`
+	// Scorecards are the makers' scorecard facts, by maker party id (machine/scorecard.go).
+	Scorecards map[string]*Scorecard `json:"scorecards,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).

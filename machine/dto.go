@@ -243,6 +243,9 @@ type DeskDTO struct {
 	FeeBps   int          `json:"feeBps"`
 	FeeTiers []FeeTierDTO `json:"feeTiers"`
 	Makers   []string     `json:"makers"`
+	// MakerStats is the public scorecard summary of the listed makers invited at least
+	// MakerStatsMinInvites times within 24 hours (machine/scorecard.go).
+	MakerStats []MakerStatsDTO `json:"makerStats"`
 }
 
 // ConfigDTO answers GET /config.

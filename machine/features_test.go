@@ -242,7 +242,7 @@ func TestOnline_InvitableAndDeskMakers(t *testing.T) {
 	s2 := h.connect("mk_Zed")
 	desk := h.read(houseTaker.key, QDesk{}).Body.(DeskDTO)
 	eq(t, "desk", desk, DeskDTO{FeeBps: 25, FeeTiers: []FeeTierDTO{{MinNotionalUSD: money.Zero, FeeBps: 25}, {MinNotionalUSD: money.MustParse("100000"), FeeBps: 10}},
-		Makers: []string{h.hint(b), za.Hint}})
+		Makers: []string{h.hint(b), za.Hint}, MakerStats: []MakerStatsDTO{}})
 	// The caller is excluded.
 	if got := h.read(b.key, QDesk{}).Body.(DeskDTO).Makers; len(got) != 1 || got[0] != za.Hint {
 		t.Fatalf("makers seen by amy %v", got)

@@ -345,6 +345,7 @@ func (a *applier) maybeAnchor(q *Quote) {
 	}
 	a.d.m().quote.must(q, TrigAnchored)
 	q.Anchored = true
+	a.scoreQuoted(q)
 	if a.quiet {
 		return
 	}
@@ -428,6 +429,7 @@ func (a *applier) endQuoteThen(q *Quote, t Trigger, then string) int {
 	if err := a.d.m().quote.fire(q, t); err != nil {
 		return 0
 	}
+	a.scoreRevoked(q, t, then != "")
 	for _, id := range q.Actions {
 		a.dropAction(id)
 	}

@@ -126,6 +126,8 @@ func Read(d *Desk, now time.Time, keyHash string, q Query) Reply {
 		return ok200(r.balances(q.Holdings))
 	case QIncoming:
 		return ok200(r.incoming(q.Transfers))
+	case QScorecard:
+		return r.scorecard(q)
 	}
 	return Reply{Status: 404, Err: notFound("unknown query")}
 }
@@ -172,6 +174,7 @@ func (r reader) status() MakerStatusDTO {
 
 func (r reader) desk() DeskDTO {
 	out := DeskDTO{FeeBps: r.d.Cfg.baseFeeBps(), FeeTiers: []FeeTierDTO{}, Makers: []string{}}
+	var shown []string // the listed makers' party ids
 	tiers := append([]FeeTier(nil), r.d.Cfg.FeeTiers...)
 	sort.SliceStable(tiers, func(i, j int) bool { return tiers[i].MinNotionalUSD.Cmp(tiers[j].MinNotionalUSD) < 0 })
 	for _, t := range tiers {
@@ -180,9 +183,11 @@ func (r reader) desk() DeskDTO {
 	for _, id := range sortedKeys(r.d.Parties) {
 		if p := r.d.Parties[id]; p.Online > 0 && p.ID != r.p.ID {
 			out.Makers = append(out.Makers, p.Hint)
+			shown = append(shown, p.ID)
 		}
 	}
 	sort.Strings(out.Makers)
+	out.MakerStats = r.d.makerStats(shown)
 	return out
 }
 

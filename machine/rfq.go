@@ -106,6 +106,7 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 	a.d.RFQs[r.ID] = r
 	a.d.byParty.add(r)
 	a.at(r.Deadline, DLRFQDeadline, r.ID)
+	a.scoreInvited(r)
 	if a.quiet {
 		return
 	}

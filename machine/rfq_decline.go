@@ -104,6 +104,7 @@ func (c DeclineRFQ) run(a *applier, maker *Party) {
 			a.endQuote(q, TrigRevoke)
 		}
 	}
+	a.scoreDeclined(r, maker.ID)
 	if a.recordDecline(r, maker.ID, c.Reason) {
 		a.emit(r.Taker, EvQuoteDeclined, QuoteDeclinedPayload{RfqID: r.ID, Maker: a.d.hintOf(maker.ID), Reason: c.Reason})
 	}
@@ -141,15 +142,16 @@ func (d *Desk) declineDTOs(r *RFQ) []DeclineDTO {
 // The section is the number of RFQs with declines, then for each, in ascending id order,
 // the RFQ's id and its declines (maker, reason, time).
 
-// writeDeclinesSection writes the section when any RFQ has declines.
-func writeDeclinesSection(e *encoder, rfqs map[string]*RFQ) {
+// writeDeclinesSection writes the section when any RFQ has declines, or always (an empty
+// one as a zero count) when always is set, as snapshot version 3 does.
+func writeDeclinesSection(e *encoder, rfqs map[string]*RFQ, always bool) {
 	var ids []string
 	for id, r := range rfqs {
 		if r != nil && len(r.Declines) > 0 {
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 && !always {
 		return
 	}
 	slices.Sort(ids) // the map's order decides nothing

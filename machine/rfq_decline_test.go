@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/wire"
 	"github.com/deskco/rfqdesk/money"
 	"pgregory.net/rapid"
 )
@@ -153,25 +154,26 @@ func TestDeclineThenQuote(t *testing.T) {
 }
 
 // TestDeclineJournalAndSnapshot: the command survives its journal record; a desk without
-// declines writes no declines section (its snapshot and digest are those of a desk built
-// before declines); an RFQ's declines survive a snapshot, whose bytes then encode again
-// the same; and a section naming an RFQ the snapshot does not hold is refused.
+// declines writes no declines section in the version 2 form (always one, maybe empty, in
+// version 3); an RFQ's declines survive a snapshot, whose bytes then encode again the same;
+// and a section naming an RFQ the snapshot does not hold is refused.
 func TestDeclineJournalAndSnapshot(t *testing.T) {
 	mustRoundTrip(t, DeclineRFQ{Req: Req{KeyHash: "ab12"}, RFQID: "rfq_1", Reason: "size"})
 	h := newHarness(t)
 	a, bb := h.maker("Alpha"), h.maker("Beta")
 	r := h.newRFQ(houseTaker, Sell, "1", 120, a, bb)
-	plain, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var section encoder
-	writeDeclinesSection(&section, h.d.RFQs)
+	writeDeclinesSection(&section, h.d.RFQs, false)
 	if len(section.B) != 0 {
-		t.Fatalf("a desk without declines wrote a declines section of %d bytes", len(section.B))
+		t.Fatalf("a desk without declines wrote a version 2 declines section of %d bytes", len(section.B))
 	}
-	writeDeclinesSection(&section, map[string]*RFQ{"rfq_nope": {Declines: []Decline{{Maker: a.id, Reason: "size"}}}})
-	if _, err := Restore(append(slices.Clip(plain), section.B...)); err == nil || !strings.Contains(err.Error(), "does not hold") {
+	writeDeclinesSection(&section, h.d.RFQs, true)
+	if !slices.Equal(section.B, []byte{0}) {
+		t.Fatalf("a desk without declines wrote the version 3 declines section %v, want a zero count", section.B)
+	}
+	section.B = nil
+	writeDeclinesSection(&section, map[string]*RFQ{"rfq_nope": {Declines: []Decline{{Maker: a.id, Reason: "size"}}}}, false)
+	if err := readDeclinesSection(wire.NewBulkDecoder(section.B), h.d.RFQs); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Fatalf("a declines section of an RFQ the snapshot does not hold: %v", err)
 	}
 	h.ok(h.apply(DeclineRFQ{Req: bb.req(), RFQID: r.RfqID, Reason: "size"}), 204)

@@ -24,12 +24,19 @@ import (
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
-// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason.
-const snapshotVersion = 2
+// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
+// version 3 the makers' scorecards, after the declines section, which it always writes
+// (an empty one is a zero count).
+const snapshotVersion = 3
 
-// snapshotVersion1 is the previous version, still read: version 2 without the socket mark
+// snapshotVersion1 is the oldest version still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
 const snapshotVersion1 = 1
+
+// snapshotVersion2 is the previous version, still read: version 3 without the scorecards
+// (an older desk kept none) and with the declines section present only when some RFQ has
+// declines.
+const snapshotVersion2 = 2
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
@@ -99,7 +106,8 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
-	writeDeclinesSection(e, d.RFQs)
+	writeDeclinesSection(e, d.RFQs, true)
+	writeScorecards(e, d.Scorecards)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -153,7 +161,7 @@ func Restore(b []byte) (*Desk, error) {
 		if len(b) > 0 && b[0] == '{' {
 			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d and %d", what, snapshotVersion1, snapshotVersion)
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d to %d", what, snapshotVersion1, snapshotVersion)
 	}
 	d, err := decodeSnapshot(b)
 	if err != nil {
@@ -169,9 +177,10 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
 	v := dec.Uvarint()
-	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion1 {
-		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d and %d", v, snapshotVersion1, snapshotVersion)
+	if dec.Err() == nil && (v < snapshotVersion1 || v > snapshotVersion) {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
+	v3 := v >= 3
 	v2 := v != snapshotVersion1
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
@@ -221,10 +230,13 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
-	if dec.Err() == nil && dec.Left() > 0 {
+	if dec.Err() == nil && (v3 || dec.Left() > 0) {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {
 			return nil, err
 		}
+	}
+	if v3 {
+		d.Scorecards = readScorecards(dec)
 	}
 	if dec.Err() != nil {
 		return nil, dec.Err()

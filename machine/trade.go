@@ -275,6 +275,7 @@ func (a *applier) acceptFunded(t *Trade) {
 	}
 	a.d.m().quote.must(q, TrigAccept)
 	q.Trade = t.ID
+	a.scoreAccepted(q)
 	seq := a.d.heldFor(t.ID)
 	for _, party := range []string{t.Taker, t.Maker} {
 		for _, sym := range []string{t.Base, t.QuoteSym} {
@@ -441,6 +442,7 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	}
 	a.d.m().trade.must(t, TrigSettled)
 	t.SettledAt, t.UpdateID, t.Receipts = a.d.Now, res.UpdateID, append([]string(nil), res.Receipts...)
+	a.scoreSettled(t)
 	r := a.d.RFQs[t.RFQ]
 	r.SettlingTrade = ""
 	winner := a.d.Quotes[t.Quote]
@@ -571,6 +573,7 @@ func (a *applier) tradeFailed(t *Trade, reason string) {
 		return
 	}
 	t.FailReason = reason
+	a.scoreFailed(t, reason)
 	for _, id := range t.Actions {
 		a.dropAction(id)
 	}

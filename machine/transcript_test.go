@@ -487,6 +487,10 @@ func (tr *transcript) read(td *datadriven.TestData) {
 		q = QMakerStatus{}
 	case "config":
 		q = QConfig{}
+	case "scorecard":
+		q = QScorecard{Window: tr.arg(td, "window", DefaultScoreWindow)}
+	case "desk":
+		q = QDesk{}
 	default:
 		tr.h.t.Fatalf("%s: unknown read %q", td.Pos, what)
 	}

@@ -313,6 +313,7 @@ func (a *actor) wake() {
 		a.pollIncomingRFQs()
 	}
 	a.boundaryRead()
+	a.readScorecardSoon(30)
 }
 
 // ---- Registration and keys ----

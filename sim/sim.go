@@ -64,6 +64,7 @@ type Sim struct {
 	refPrices map[[2]string]money.Decimal // the reference price of each pair, once divided
 
 	epoch           uint64
+	scoreBoot       time.Time // the last restart's time, for the scorecard's coverage (scorecard.go)
 	held            []heldOutputs
 	deskSyncArmed   bool
 	ledgerSyncArmed bool
@@ -849,6 +850,7 @@ func (s *Sim) crash() {
 	// The restored ledger was checked against its digest by Restore; the full invariant
 	// walk comes at the adaptive cadence of every other ledger change.
 	s.dirtyLedger = true
+	s.scoreRestarted(s.now)
 	s.input(machine.Boot{})
 }
 

@@ -198,6 +198,7 @@ var queryCodecs = []queryCodec{
 	queryOf[machine.QReferencePrice]("reference-price"),
 	queryOf[machine.QBalances]("balances"),
 	queryOf[machine.QIncoming]("incoming"),
+	queryOf[machine.QScorecard]("maker.scorecard"),
 }
 
 // queryKind names a query as the trace does (the GET endpoint it stands for).

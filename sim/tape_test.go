@@ -21,6 +21,7 @@ func TestQueryKindsRoundTrip(t *testing.T) {
 		machine.QFaucetInfo{}, machine.QReferencePrice{Base: "cbtc", Quote: "usdcx"},
 		machine.QBalances{Holdings: []machine.LedgerHolding{{Instrument: "reg:cbtc", Amount: money.MustParse("1.5"), Locked: true}}},
 		machine.QIncoming{Transfers: []machine.LedgerTransfer{{CID: "c1", Sender: "s::1", Instrument: "reg:cc", Amount: money.MustParse("2")}}},
+		machine.QScorecard{Window: "7d"},
 	}
 	if len(queries) != len(queryCodecs) {
 		t.Fatalf("%d queries tested, %d kinds known", len(queries), len(queryCodecs))

@@ -292,6 +292,7 @@ func (s *Server) routes() []route {
 		{"GET", "/tx/pending", true, s.query(qTxPending)},
 		{"POST", "/tx/execute", true, s.execute},
 		{"GET", "/healthz", false, s.healthz},
+		{"GET", "/maker/scorecard", true, s.scorecard},
 	}
 }
 

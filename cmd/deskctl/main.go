@@ -69,6 +69,7 @@ func commands() map[string]command {
 		"pending":     {"actions waiting for my signature", cmdPending},
 		"sign":        {"sign and execute pending actions (all, or the ids given)", cmdSign},
 		"stream":      {"tail the event stream, one line per event (-json: raw frames)", cmdStream},
+		"scorecard":   {"my maker scorecard over a window (-window 1h|24h|7d)", cmdScorecard},
 	}
 }
 

@@ -346,6 +346,7 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 		}
 		m.st.RFQs[r.ID] = r
 		m.index(r, true)
+		m.scoreInvited(r, s.at)
 		m.watch(r.Deadline, dueRFQ, r.ID)
 		s.createdRFQ = r.ID
 		return ""

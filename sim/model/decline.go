@@ -67,6 +67,7 @@ func (s *step) declineRFQ(p *Party, c machine.DeclineRFQ) {
 			want: machine.QuoteDeclinedPayload{RfqID: r.ID, Maker: p.Hint, Reason: c.Reason}}
 		for i := range r.Declines {
 			if r.Declines[i].Maker == p.ID {
+				m.scoreDeclined(r.ID, p.ID)
 				if r.Declines[i].Reason != c.Reason {
 					s.decline = due
 				}
@@ -76,6 +77,7 @@ func (s *step) declineRFQ(p *Party, c machine.DeclineRFQ) {
 		}
 		s.decline = due
 		r.Declines = append(r.Declines, Decline{Maker: p.ID, Reason: c.Reason})
+		m.scoreDeclined(r.ID, p.ID)
 		return ""
 	}}
 }

@@ -129,6 +129,7 @@ func (s *step) tradeAccepted(req *Request, rep machine.Reply) {
 	}
 	m.st.Trades[t.ID] = t
 	r.Trades = append(r.Trades, t.ID)
+	m.scoreAccepted(r, q)
 	q.Settling = true
 	r.Settling = t.ID
 }
@@ -271,6 +272,7 @@ func (s *step) events() {
 					t.ID, p.Reason, s.at.Format(time.RFC3339Nano), s.windowEnd(t).Format(time.RFC3339Nano))
 			case t.Status == "settling":
 				t.Status = "failed"
+				m.scoreFailed(t, p.Reason)
 				if r := m.st.RFQs[t.RFQ]; r != nil {
 					r.Settling = ""
 					put(&s.failedRFQ, r.ID, true)
@@ -388,6 +390,7 @@ func (s *step) anchored(e machine.Event, to *Party) {
 	}
 	q.Anchored = true
 	q.Anchors = append([]string(nil), p.AnchorCids...)
+	m.scoreAnchored(q, s.at)
 	if s.statusTo[q.ID] == nil {
 		put(&s.statusTo, q.ID, map[string]string{})
 	}
@@ -463,6 +466,9 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	if p.Status == "revoked" && s.disconnecting[q.ID] {
 		q.RevokeReason = reasonDisconnect
 	}
+	if p.Status == "revoked" {
+		s.scoreRevoked(q)
+	}
 	q.Settling = false
 	put(&s.statusSent, q.ID, true)
 }
@@ -487,6 +493,7 @@ func (s *step) tradeSettled(e machine.Event, to *Party) {
 	switch {
 	case t.Status == "settling":
 		t.Status, t.SettledAt, t.UpdateID = "settled", s.at, d.Ledger.UpdateID
+		m.scoreSettled(t)
 		r.Settling, r.Open, r.ClosedAt = "", false, s.at
 		r.Forget = housekeepingAt(s.at.Add(m.st.Cfg.ClosedRetention))
 		m.watch(r.Forget, dueForget, r.ID)

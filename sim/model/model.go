@@ -226,6 +226,8 @@ type state struct {
 	// before it and checks that each fired (or still applies), so that a Tick costs what
 	// is due rather than a scan of the state.
 	Due dueHeap `json:"due"`
+	// Scores are the makers' scorecard facts, by maker party id, oldest first (scorecard.go).
+	Scores map[string][]ScoreFact `json:"scores,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -378,6 +380,7 @@ func (m *Model) Clone() *Model {
 	}
 	st.FaucetNext = maps.Clone(m.st.FaucetNext)
 	st.Due = slices.Clone(m.st.Due)
+	st.Scores = cloneScores(m.st.Scores)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 

@@ -54,7 +54,8 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 		}
 		return nil
 	}
-	if _, isRef := q.(machine.QReferencePrice); !isRef && rep.Status != 200 {
+	_, isRef := q.(machine.QReferencePrice)
+	if _, isScore := q.(machine.QScorecard); !isRef && !isScore && rep.Status != 200 {
 		return fail("answered %s; the contract says 200", replyText(rep))
 	}
 	var msg string
@@ -83,6 +84,8 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 		msg = m.readBalances(p, x.Holdings, rep.Body)
 	case machine.QFaucetInfo:
 		msg = m.readFaucetInfo(p, at, rep.Body)
+	case machine.QScorecard:
+		msg = m.readScorecard(p, x, rep)
 	case machine.QIncoming, machine.QReferencePrice:
 		// not judged beyond authentication
 	default:
@@ -124,6 +127,8 @@ func readName(q machine.Query) string {
 		return "GET /faucet"
 	case machine.QReferencePrice:
 		return "GET /maker/reference-price"
+	case machine.QScorecard:
+		return "GET /maker/scorecard?window=" + x.Window
 	}
 	return fmt.Sprintf("%T", q)
 }
@@ -164,10 +169,11 @@ func (m *Model) readDesk(p *Party, body any) string {
 	if !ok {
 		return "the body is not the desk answer"
 	}
-	var want []string
+	var want, listed []string
 	for _, x := range m.st.Parties {
 		if x.Online > 0 && x.ID != p.ID {
 			want = append(want, x.Hint)
+			listed = append(listed, x.ID)
 		}
 	}
 	sort.Strings(want)
@@ -191,7 +197,7 @@ func (m *Model) readDesk(p *Party, body any) string {
 			return fmt.Sprintf("fee tier %s/%d bps is not a configured tier", decStr(t.MinNotionalUSD), t.FeeBps)
 		}
 	}
-	return ""
+	return m.checkMakerStats(d.MakerStats, listed)
 }
 
 func (m *Model) readConfig(body any) string {
