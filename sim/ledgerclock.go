@@ -123,9 +123,11 @@ func (s *Sim) watchDeadline(preparedID string, deadline time.Time) {
 }
 
 // skewGoals are the clock-skew goals a set of runs must reach: both directions once the
-// seeds drew a skew or drift (a single seed meets them only now and then).
+// seeds drew a skew or drift. A seed meets them only now and then, and only in the
+// direction its draw points, so they are required of ten runs or more (make sim runs a
+// hundred; 4 harsh half-hour seeds missed one of them).
 func skewGoals(m Mix, runs int) []string {
-	if runs < 2 || (m.LedgerSkew == 0 && m.LedgerDriftPPM == 0) {
+	if runs < 10 || (m.LedgerSkew == 0 && m.LedgerDriftPPM == 0) {
 		return nil
 	}
 	return []string{covSkewLedgerAhead, covSkewLedgerBehind}
