@@ -68,28 +68,49 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 
 // tookEffect finds the update of a submit or execute that committed in an earlier attempt.
 //
-// The completions are read from the offset recorded before the call's first attempt in
-// this process (known), or else from the ledger's pruning offset: a call first seen now
-// may be the re-issue of one an earlier process sent, and the desk does not yet journal
-// that offset with its calls. A duplicate is read from the pruning offset too: the
-// earlier submission it names may be another attempt's.
+// Only a refusal that can follow an earlier effect sends it to the completions: a
+// duplicate, or a refusal that says nothing about the command (unavailable, internal,
+// unknown outcome, contention, rejected); the ledger checks deduplication before the
+// command, so any other refusal (insufficient funds, a bad signature, ...) means that no
+// attempt took effect. The completions are read from the offset recorded before the
+// call's first attempt in this process (known), or else from the ledger's pruning
+// offset: a call first seen now may be the re-issue of one an earlier process sent, and
+// the desk does not yet journal that offset with its calls. A duplicate that names
+// another submission (an earlier prepared transaction of the same command) is read from
+// the pruning offset too.
 func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, err error) (ledgersim.Update, bool) {
 	submission, ok := submissionOf(call)
 	if !ok {
 		return ledgersim.Update{}, false
 	}
 	earlier, dup := ledgersim.DuplicateOf(err)
-	if dup {
-		submission = earlier
+	switch {
+	case dup && earlier != "" && earlier != submission:
+		submission, known = earlier, false
+	case dup:
+	case !mayFollowAnEffect(ledgersim.CategoryOf(err)):
+		return ledgersim.Update{}, false
 	}
-	if dup || !known {
+	if !known {
 		since = a.L.PruningOffset()
 	}
 	return a.completed(call.ActAs, submission, since)
 }
 
-// transient reports failures that a retry of the same call may cure. Contention is not
-// one: it needs a fresh prepare, which is the machine's decision.
+// mayFollowAnEffect reports whether a refusal of this category may answer the repeat of
+// a call that took effect before (an injected fault, or the ledger unable to say).
+func mayFollowAnEffect(c ledgersim.Category) bool {
+	switch c {
+	case ledgersim.CategoryUnavailable, ledgersim.CategoryInternal, ledgersim.CategoryUnknownOutcome,
+		ledgersim.CategoryContention, ledgersim.CategoryRejected:
+		return true
+	}
+	return false
+}
+
+// transient reports failures that a retry of the same call may cure here. Contention
+// (an input locked by a transaction in flight) is left to the machine, which decides
+// between waiting and a fresh prepare.
 func transient(category string) bool {
 	switch category {
 	case machine.LedgerUnavailable, machine.LedgerInternal, machine.LedgerUnknownOutcome:
@@ -213,6 +234,10 @@ func failure(err error) *machine.LedgerFailure {
 		cat = machine.LedgerContention
 	case ledgersim.CategoryInactive:
 		cat = machine.LedgerInactive
+	case ledgersim.CategoryDuplicate:
+		// The command took effect, but its completion was not found (pruned since):
+		// the machine keeps asking, as for an outcome it cannot know.
+		cat = machine.LedgerUnknownOutcome
 	case ledgersim.CategoryUnavailable:
 		cat = machine.LedgerUnavailable
 	case ledgersim.CategoryUnknownOutcome:

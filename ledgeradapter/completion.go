@@ -72,8 +72,15 @@ func submissionOf(call machine.LedgerCall) (string, bool) {
 // offset) for the submission, and returns the update it made.
 func (a *Adapter) completed(actAs, submission string, since int64) (ledgersim.Update, bool) {
 	from := max(since, a.L.PruningOffset())
-	for {
+	for pruned := 0; ; {
 		page, err := a.L.Completions(actAs, from, ledgersim.MaxCompletionsPage)
+		if ledgersim.CategoryOf(err) == ledgersim.CategoryNotFound && pruned < 3 {
+			// A commit pruned the window's oldest since the pruning offset was read:
+			// what is below the new one is gone anyway.
+			pruned++
+			from = max(from, a.L.PruningOffset())
+			continue
+		}
 		if err != nil {
 			return ledgersim.Update{}, false
 		}

@@ -41,7 +41,7 @@ func TestDedupByChangeID(t *testing.T) {
 // TestCompletions follows Canton's command completion stream
 // (CommandCompletionService.CompletionStream: a party's completions after an exclusive
 // begin offset, in offset order; below the pruning offset PARTICIPANT_PRUNED_DATA_ACCESSED,
-// beyond the ledger end an invalid argument).
+// beyond the ledger end OFFSET_AFTER_LEDGER_END, which ledgersim answers as invalid).
 func TestCompletions(t *testing.T) {
 	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.Limits.MaxRetainedUpdates = 4 })
 	start := e.l.Offset()

@@ -212,7 +212,8 @@ type CreatePreapprovalCmd struct {
 // Ledger failure categories, as the adapter reports them.
 const (
 	// LedgerContention: an input is locked by a transaction in flight (Canton's
-	// LOCKED_CONTRACTS); the same call may succeed later.
+	// LOCKED_CONTRACTS); the same call may succeed later, and the desk retries a settle
+	// or an allocation that met it (an execute that met it leaves the queue, SPEC's 409).
 	LedgerContention = "contention"
 	// LedgerInactive: an input of a prepared transaction was archived since prepare
 	// (Canton's INACTIVE_CONTRACTS); the transaction can never commit.

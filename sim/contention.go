@@ -36,7 +36,7 @@ func contentionGoals(m Mix, runs int) []string {
 		goals = append(goals, covInputInactive)
 	}
 	if runs > 1 && m.UnknownOutcome > 0 {
-		goals = append(goals, covFromCompletions) // the adapter's retry of an unknown outcome
+		goals = append(goals, covFromCompletions) // the desk's re-send of a call whose outcome was unknown
 	}
 	if m.Contention > 0 {
 		goals = append(goals, covInputLocked)

@@ -138,6 +138,8 @@ type Mix struct {
 	// clock then pass a little before or after the desk's Tick for them.
 	LedgerSkew     time.Duration `json:"ledgerSkew,omitempty"`
 	LedgerDriftPPM int64         `json:"ledgerDriftPpm,omitempty"`
+	// LedgerSkewBound is how far the ledger's clock may get from the desk's at most.
+	LedgerSkewBound time.Duration `json:"ledgerSkewBound,omitempty"`
 	// Boundary is how often the seed's actors send inputs on the contract's boundaries
 	// (boundary.go); drawn from its own stream, whatever the fault profile.
 	Boundary BoundaryMix `json:"boundary"`
@@ -186,7 +188,7 @@ func drawMix(k Knobs, rng *rand.Rand) Mix {
 		m.LostAnswer = 0 // nothing would ever re-issue the call
 	}
 	m.Boundary = drawBoundaryMix(k.Seed)
-	m.LedgerSkew, m.LedgerDriftPPM = drawLedgerSkew(k)
+	m.LedgerSkew, m.LedgerDriftPPM, m.LedgerSkewBound = drawLedgerSkew(k)
 	return m
 }
 

@@ -22,9 +22,10 @@ type ledgerClock struct {
 	bound    time.Duration
 }
 
-// newLedgerClock is the ledger's clock of a run with mix m under the fault profile faults.
-func newLedgerClock(desk *ledgersim.ManualClock, m Mix, faults string) *ledgerClock {
-	return &ledgerClock{desk: desk, skew: m.LedgerSkew, driftPPM: m.LedgerDriftPPM, bound: maxLedgerOffset(faults)}
+// newLedgerClock is the ledger's clock of a run with mix m (which carries its bound, so
+// that a trace replays the same times whatever the profiles say later).
+func newLedgerClock(desk *ledgersim.ManualClock, m Mix) *ledgerClock {
+	return &ledgerClock{desk: desk, skew: m.LedgerSkew, driftPPM: m.LedgerDriftPPM, bound: m.LedgerSkewBound}
 }
 
 // maxLedgerOffset bounds the ledger clock's offset under a fault profile: twice the
@@ -40,14 +41,17 @@ func (c *ledgerClock) Now() time.Time {
 // offset is how far the ledger's clock is ahead of the desk's at desk time t (negative:
 // behind).
 func (c *ledgerClock) offset(t time.Time) time.Duration {
-	off := c.skew + time.Duration(int64(t.Sub(Start))/1_000_000*c.driftPPM)
-	return min(max(off, -c.bound), c.bound)
+	e := int64(t.Sub(Start))
+	// Whole milliseconds and the rest apart: exact to the nanosecond and monotonic in t
+	// (dividing first alone would step back at each millisecond under a negative drift).
+	drift := e/1_000_000*c.driftPPM + e%1_000_000*c.driftPPM/1_000_000
+	return min(max(c.skew+time.Duration(drift), -c.bound), c.bound)
 }
 
 // drawLedgerSkew draws a seed's ledger clock offset and drift within the profile's
 // maxima, each switched off with probability 1/4, from a stream of its own (so that the
-// other draws of a seed keep their values).
-func drawLedgerSkew(k Knobs) (skew time.Duration, driftPPM int64) {
+// other draws of a seed keep their values); the bound is the profile's.
+func drawLedgerSkew(k Knobs) (skew time.Duration, driftPPM int64, bound time.Duration) {
 	p := profiles[k.Faults].max
 	rng := rand.New(rand.NewPCG(k.Seed, 0x5ce3))
 	if p.LedgerSkew > 0 && rng.IntN(4) != 0 {
@@ -56,7 +60,7 @@ func drawLedgerSkew(k Knobs) (skew time.Duration, driftPPM int64) {
 	if p.LedgerDriftPPM > 0 && rng.IntN(4) != 0 {
 		driftPPM = rng.Int64N(2*p.LedgerDriftPPM+1) - p.LedgerDriftPPM
 	}
-	return skew, driftPPM
+	return skew, driftPPM, maxLedgerOffset(k.Faults)
 }
 
 // Coverage of the two clocks disagreeing across an allocation's deadline.

@@ -19,13 +19,13 @@ func TestLedgerClockLaws(t *testing.T) {
 		k.Faults = faults
 		k.Seed = rapid.Uint64().Draw(t, "seed")
 		var m Mix
-		m.LedgerSkew, m.LedgerDriftPPM = drawLedgerSkew(k)
+		m.LedgerSkew, m.LedgerDriftPPM, m.LedgerSkewBound = drawLedgerSkew(k)
 		p := profiles[faults].max
 		if m.LedgerSkew.Abs() > p.LedgerSkew || max(m.LedgerDriftPPM, -m.LedgerDriftPPM) > p.LedgerDriftPPM {
 			t.Fatalf("draw %s %dppm outside the %s profile", m.LedgerSkew, m.LedgerDriftPPM, faults)
 		}
 		desk := ledgersim.NewManualClock(Start)
-		c := newLedgerClock(desk, m, faults)
+		c := newLedgerClock(desk, m)
 		if got := c.Now().Sub(Start); got != m.LedgerSkew {
 			t.Fatalf("at Start the ledger is %s ahead, want the drawn skew %s", got, m.LedgerSkew)
 		}
@@ -52,5 +52,25 @@ func TestLedgerClockNoneIsExact(t *testing.T) {
 	m := drawMix(k, rand.New(rand.NewPCG(1, 2)))
 	if m.LedgerSkew != 0 || m.LedgerDriftPPM != 0 {
 		t.Fatalf("the none profile drew skew %s drift %d", m.LedgerSkew, m.LedgerDriftPPM)
+	}
+}
+
+// TestLedgerClockMonotonicAcrossMilliseconds: a negative drift never steps the clock
+// back where the elapsed time crosses a whole millisecond (a review found the first
+// formula did, by up to the drift's ppm in nanoseconds).
+func TestLedgerClockMonotonicAcrossMilliseconds(t *testing.T) {
+	desk := ledgersim.NewManualClock(Start)
+	c := newLedgerClock(desk, Mix{LedgerDriftPPM: -500, LedgerSkewBound: time.Hour})
+	for _, at := range []time.Duration{999_999, 1_000_000, 1_999_999, 2_000_000, time.Hour - 1, time.Hour} {
+		desk.Set(Start.Add(at - 1))
+		before := c.Now()
+		desk.Set(Start.Add(at))
+		if now := c.Now(); now.Before(before) {
+			t.Fatalf("from %s to %s after Start the ledger's clock ran back %s", at-1, at, before.Sub(now))
+		}
+	}
+	desk.Set(Start.Add(time.Hour))
+	if got, want := c.offset(desk.Now()), -time.Duration(3600*500)*time.Microsecond; got != want {
+		t.Fatalf("after an hour at -500 ppm the offset is %s, want %s", got, want)
 	}
 }

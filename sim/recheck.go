@@ -323,7 +323,7 @@ func replayShell(t *traceFile) (*Sim, error) {
 	default:
 		return nil, fmt.Errorf("the trace's ledger records start after record 1 but it has no ledger snapshot")
 	}
-	s.ledgerClock = newLedgerClock(s.clock, s.mix, s.k.Faults)
+	s.ledgerClock = newLedgerClock(s.clock, s.mix)
 	spec, err := node.LedgerGenesis(log)
 	if err != nil {
 		return nil, fmt.Errorf("the trace's ledger genesis: %w", err)

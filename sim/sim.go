@@ -182,7 +182,7 @@ func NewJudged(k Knobs, j Judges) (*Sim, error) {
 		prepCmd: map[string]string{}, settlements: map[string]string{}, cov: newCoverage(), orphans: newOrphanWatch(), failedTrades: map[string]bool{},
 		stats: Stats{LedgerFailures: map[string]int{}, TradesFailed: map[string]int{}}}
 	s.mix = drawMix(k, rand.New(rand.NewPCG(sub(), sub())))
-	s.ledgerClock = newLedgerClock(s.clock, s.mix, k.Faults)
+	s.ledgerClock = newLedgerClock(s.clock, s.mix)
 	s.faults = &faultPlan{s: s, rng: rand.New(rand.NewPCG(sub(), sub()))}
 	s.windows = drawWindows(k, s.mix, rand.New(rand.NewPCG(sub(), sub())))
 	ledgerSeed, deskSeed := sub(), sub()

@@ -1,0 +1,109 @@
+package ledgeradapter_test
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"testing"
+
+	"github.com/deskco/rfqdesk/ledgeradapter"
+	"github.com/deskco/rfqdesk/ledgersim"
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+)
+
+// TestDuplicateAnswersFromCompletions: with no fault at all, a repeated submit or execute
+// is refused by the ledger as a duplicate, and the adapter answers it with the first
+// update it finds in the completion stream, both in the process that sent it (from the
+// offset it recorded) and in a fresh one, as after a restart (from the pruning offset).
+func TestDuplicateAnswersFromCompletions(t *testing.T) {
+	a, ps := embedded(t)
+	party, priv := onboard(t, a, "maker")
+	pre := machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}}
+	first := do(t, a, pre)
+	drip := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
+		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
+	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
+		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
+	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	executed := do(t, a, exec)
+	for _, r := range []machine.LedgerResult{first, drip, prep, executed} {
+		if r.Failure != nil {
+			t.Fatalf("setup: %+v", r.Failure)
+		}
+	}
+	if _, err := a.L.Submit(ps.Operator, ledgersim.CreatePreapproval{Receiver: party}, "pre"); ledgersim.CategoryOf(err) != ledgersim.CategoryDuplicate {
+		t.Fatalf("the ledger answers a repeat %v, want a duplicate", err)
+	}
+	restarted := &ledgeradapter.Adapter{L: a.L}
+	for name, ad := range map[string]*ledgeradapter.Adapter{"same process": a, "after a restart": restarted} {
+		if again := do(t, ad, pre); again.Failure != nil || again.UpdateID != first.UpdateID {
+			t.Errorf("%s: repeated submit %+v, want update %s", name, again, first.UpdateID)
+		}
+		if again := do(t, ad, exec); again.Failure != nil || again.UpdateID != executed.UpdateID || again.CommandID != exec.CommandID {
+			t.Errorf("%s: repeated execute %+v, want update %s", name, again, executed.UpdateID)
+		}
+	}
+}
+
+// TestCompletionsArePaged: the submission is found past the first page of the stream.
+func TestCompletionsArePaged(t *testing.T) {
+	a, ps := embedded(t)
+	call := func(i int) machine.LedgerCall {
+		return machine.LedgerCall{CommandID: fmt.Sprintf("t%d", i), Op: machine.OpSubmit, ActAs: ps.Reservoir,
+			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01")}}}
+	}
+	n := ledgersim.MaxCompletionsPage + 5
+	var last machine.LedgerResult
+	for i := range n {
+		if last = do(t, a, call(i)); last.Failure != nil {
+			t.Fatalf("transfer %d: %+v", i, last.Failure)
+		}
+	}
+	if again := do(t, &ledgeradapter.Adapter{L: a.L}, call(n-1)); again.Failure != nil || again.UpdateID != last.UpdateID {
+		t.Fatalf("the last of %d transfers repeated after a restart: %+v, want update %s", n, again, last.UpdateID)
+	}
+}
+
+// TestInactiveAndRefusalsNeedNoCompletions: an execute whose input another one spent is
+// inactive (not contention), and a refusal that cannot follow an effect is answered as it
+// is.
+func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
+	a, ps := embedded(t)
+	party, priv := onboard(t, a, "maker")
+	do(t, a, machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}})
+	drip := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
+		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
+	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
+		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
+	if r := do(t, a, machine.LedgerCall{CommandID: "x", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}); r.Failure != nil {
+		t.Fatal(r.Failure)
+	}
+	// Two transfers of the party's single holding, prepared before either runs.
+	send := func(id, amount string) machine.LedgerResult {
+		return do(t, a, machine.LedgerCall{CommandID: id, Op: machine.OpPrepare, ActAs: party,
+			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: party, Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse(amount)}}})
+	}
+	p1, p2 := send("s1", "6"), send("s2", "6")
+	if p1.Failure != nil || p2.Failure != nil {
+		t.Fatalf("prepares: %+v %+v", p1.Failure, p2.Failure)
+	}
+	exec := func(p machine.LedgerResult, id string) machine.LedgerResult {
+		return do(t, a, machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Signature: ed25519.Sign(priv, p.Hash)})
+	}
+	if r := exec(p1, "e1"); r.Failure != nil {
+		t.Fatal(r.Failure)
+	}
+	if r := exec(p2, "e2"); r.Failure == nil || r.Failure.Category != machine.LedgerInactive {
+		t.Fatalf("the second transfer of one holding: %+v, want %s", r.Failure, machine.LedgerInactive)
+	}
+	// A bad signature is answered as such, never mistaken for an earlier effect.
+	p3 := send("s3", "1")
+	if p3.Failure != nil {
+		t.Fatal(p3.Failure)
+	}
+	if r := do(t, a, machine.LedgerCall{CommandID: "e3", Op: machine.OpExecute, ActAs: party, PreparedID: p3.PreparedID, Signature: make([]byte, 64)}); r.Failure == nil || r.Failure.Category != machine.LedgerBadSignature {
+		t.Fatalf("a bad signature: %+v", r.Failure)
+	}
+}
