@@ -45,6 +45,9 @@ type Desk struct {
 	// FailedTrades are the newest failed trades, oldest first, kept for HistoryRetention
 	// failures (their history rows outlive them).
 	FailedTrades []string `json:"failedTrades,omitempty"`
+	// Protections are the makers' protections (MMP), by party id: one per party that set
+	// it (maker_protection.go).
+	Protections map[string]*Protection `json:"protections,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
@@ -84,6 +87,7 @@ func NewDesk(cfg Config) (*Desk, error) {
 		FaucetNext:    map[string]time.Time{},
 		Pending:       map[string]*Continuation{},
 		Held:          map[uint64]*HeldReply{},
+		Protections:   map[string]*Protection{},
 	}
 	d.addHouseParties()
 	return d, nil

@@ -24,8 +24,13 @@ import (
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
-// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason.
-const snapshotVersion = 2
+// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
+// version 3 each RFQ's USD notional and the makers' protections (maker_protection.go).
+const snapshotVersion = 3
+
+// snapshotVersion2 is a previous version, still read: version 3 without the RFQs'
+// notionals (recomputed from the configuration's usdPrice) and the protections (none set).
+const snapshotVersion2 = 2
 
 // snapshotVersion1 is the previous version, still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -73,7 +78,10 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 		e.Str(s.KeyHash)
 		e.Bool(s.CancelOnDisconnect)
 	})
-	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
+	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) {
+		writeRfq(e, r)
+		r.NotionalUSD.Encode(e) // since snapshot version 3
+	})
 	writePtrMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
 	writePtrMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
 	writePtrMap(e, d.Actions, func(e *encoder, x *Action) { writeAction(e, x) })
@@ -99,6 +107,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
+	writeProtections(e, d.Protections) // since snapshot version 3
 	writeDeclinesSection(e, d.RFQs)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
@@ -153,7 +162,7 @@ func Restore(b []byte) (*Desk, error) {
 		if len(b) > 0 && b[0] == '{' {
 			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d and %d", what, snapshotVersion1, snapshotVersion)
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d to %d", what, snapshotVersion1, snapshotVersion)
 	}
 	d, err := decodeSnapshot(b)
 	if err != nil {
@@ -169,10 +178,11 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
 	v := dec.Uvarint()
-	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion1 {
-		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d and %d", v, snapshotVersion1, snapshotVersion)
+	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion2 && v != snapshotVersion1 {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
 	v2 := v != snapshotVersion1
+	v3 := v == snapshotVersion
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
 		if err := json.Unmarshal(cfg, &d.Cfg); err != nil {
@@ -197,7 +207,17 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 		}
 		return s
 	})
-	d.RFQs = readMap(dec, (*decoder).Str, readRfq)
+	d.RFQs = readMap(dec, (*decoder).Str, func(dec *decoder) *RFQ {
+		r := readRfq(dec)
+		if v3 {
+			r.NotionalUSD = money.ReadDecimal(dec)
+		} else if base, ok := d.Cfg.instrument(r.Base); ok {
+			r.NotionalUSD = r.Qty.MulDown(base.USDPrice)
+		} else {
+			r.NotionalUSD = money.FromInt(0)
+		}
+		return r
+	})
 	d.Quotes = readMap(dec, (*decoder).Str, func(dec *decoder) *Quote {
 		q := readQuote(dec)
 		if v2 {
@@ -221,6 +241,10 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	d.Protections = map[string]*Protection{}
+	if v3 {
+		d.Protections = readProtections(dec)
+	}
 	if dec.Err() == nil && dec.Left() > 0 {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {
 			return nil, err
