@@ -292,6 +292,9 @@ func (s *Server) routes() []route {
 		{"GET", "/tx/pending", true, s.query(qTxPending)},
 		{"POST", "/tx/execute", true, s.execute},
 		{"GET", "/healthz", false, s.healthz},
+		{"GET", "/maker/protection", true, s.query(qProtection)},
+		{"PUT", "/maker/protection", true, s.setProtection},
+		{"POST", "/maker/protection/reset", true, s.command(resetProtection)},
 	}
 }
 
