@@ -69,6 +69,7 @@ func commands() map[string]command {
 		"pending":     {"actions waiting for my signature", cmdPending},
 		"sign":        {"sign and execute pending actions (all, or the ids given)", cmdSign},
 		"stream":      {"tail the event stream, one line per event (-json: raw frames)", cmdStream},
+		"protection":  {"maker protection: protection show | set -window S -max-fills N -max-notional USD -freeze S | reset", cmdProtection},
 	}
 }
 
