@@ -300,12 +300,12 @@ func TestSnapshotVersion2(t *testing.T) {
 	}
 }
 
-// TestProtectionLaw: whatever the settings and the times of a maker's accepts, the
+// TestProtectionProperty: whatever the settings and the times of a maker's accepts, the
 // protection trips at the first accept whose answer brings the fills accepted in the
 // trailing window (since the last trip) to maxFills or their notional to the limit, and
 // at no other; each trip revokes every live quote of the maker, and a quote is refused
 // exactly while the freeze lasts.
-func TestProtectionLaw(t *testing.T) {
+func TestProtectionProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHarnessWith(rapidTB{t}, testConfig())
 		m := h.maker("Alpha")

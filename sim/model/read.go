@@ -83,6 +83,8 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 		msg = m.readBalances(p, x.Holdings, rep.Body)
 	case machine.QFaucetInfo:
 		msg = m.readFaucetInfo(p, at, rep.Body)
+	case machine.QProtection:
+		msg = m.readProtection(p, at, rep.Body)
 	case machine.QIncoming, machine.QReferencePrice:
 		// not judged beyond authentication
 	default:
@@ -124,6 +126,8 @@ func readName(q machine.Query) string {
 		return "GET /faucet"
 	case machine.QReferencePrice:
 		return "GET /maker/reference-price"
+	case machine.QProtection:
+		return "GET /maker/protection"
 	}
 	return fmt.Sprintf("%T", q)
 }
