@@ -371,3 +371,31 @@ func TestProtectionProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestProtectionFillsBounded: past MaxProtectionFillsKept the two oldest entries merge, so
+// the list stays bounded while the window's count and notional stay whole, and a merged
+// entry leaves the window with its later part.
+func TestProtectionFillsBounded(t *testing.T) {
+	p := &Protection{WindowSeconds: 3600}
+	total := money.FromInt(0)
+	n := MaxProtectionFillsKept + 37
+	for i := range n {
+		f := ProtectionFill{At: t0.Add(time.Duration(i) * time.Millisecond), Count: 1, NotionalUSD: money.FromInt(int64(i + 1))}
+		total = total.Add(f.NotionalUSD)
+		p.record(f)
+		if len(p.Fills) > MaxProtectionFillsKept {
+			t.Fatalf("after %d fills the list holds %d entries", i+1, len(p.Fills))
+		}
+	}
+	now := t0.Add(time.Duration(n) * time.Millisecond)
+	if got, sum := p.inWindow(now); got != n || sum.Cmp(total) != 0 {
+		t.Fatalf("window counts %d fills, %s USD; want %d, %s", got, sum, n, total)
+	}
+	if first := p.Fills[0]; first.Count != 38 || !first.At.Equal(t0.Add(37*time.Millisecond)) {
+		t.Fatalf("the merged entry is %+v, want 38 fills at the time of the 38th", first)
+	}
+	// The window ends just after the merged entry's own time: all 38 leave together.
+	if got, _ := p.inWindow(t0.Add(37*time.Millisecond + time.Hour)); got != n-38 {
+		t.Fatalf("an hour after the 38th fill the window counts %d, want %d", got, n-38)
+	}
+}
