@@ -94,6 +94,9 @@ func FuzzRestoreBinary(f *testing.F) {
 	if v1, err := os.ReadFile("../machine/testdata/formats/snapshot-v1.bin"); err == nil {
 		f.Add(v1) // a version 1 snapshot, as the desk before cancel-on-disconnect wrote it
 	}
+	if v2, err := os.ReadFile("../machine/testdata/formats/snapshot-v2.bin"); err == nil {
+		f.Add(v2) // a version 2 snapshot, as the desk before maker protection wrote it
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := machine.Restore(b)
 		if err != nil || !bytes.HasPrefix(b, []byte("RFQDDESK")) {
