@@ -127,6 +127,8 @@ func newPayload(typ string) any {
 		return new(Resync)
 	case EventConnected:
 		return new(Connected)
+	case EventMakerProtection:
+		return new(ProtectionTripped)
 	}
 	return nil
 }
@@ -137,7 +139,8 @@ func KnownEvent(typ string) bool { return newPayload(typ) != nil }
 // Decode decodes the payload into the pointer type of its event type: *RFQ (rfq.created),
 // *RFQRef (rfq.closed, rfq.expired), *Quote, *QuoteStatus, *QuoteAnchored, *TradeStep,
 // *Trade (trade.settled), *TradeFailure, *SignAction (sign.requested), *SignCompleted,
-// *RFQHistory (history.recorded), *Resync or *Connected. Use it in a type switch. An unknown
+// *RFQHistory (history.recorded), *Resync, *Connected or *ProtectionTripped
+// (maker.protection). Use it in a type switch. An unknown
 // type gives an error wrapping ErrUnknownEvent.
 func (e Event) Decode() (any, error) {
 	p := newPayload(e.Type)

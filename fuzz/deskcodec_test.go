@@ -94,6 +94,11 @@ func FuzzRestoreBinary(f *testing.F) {
 	if v1, err := os.ReadFile("../machine/testdata/formats/snapshot-v1.bin"); err == nil {
 		f.Add(v1) // a version 1 snapshot, as the desk before cancel-on-disconnect wrote it
 	}
+	for _, name := range []string{"snapshot-v2-rfqs.bin", "snapshot-v2-declines.bin"} {
+		if v2, err := os.ReadFile("../machine/testdata/formats/" + name); err == nil {
+			f.Add(v2) // a version 2 snapshot, as the desk before the scorecard and maker protection wrote it
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := machine.Restore(b)
 		if err != nil || !bytes.HasPrefix(b, []byte("RFQDDESK")) {

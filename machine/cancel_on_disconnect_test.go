@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -291,7 +292,8 @@ func TestCancelOnDisconnectSnapshotVersion1(t *testing.T) {
 	}
 	v3 := slices.Clone(v2)
 	v3[len(snapshotMagic)] = snapshotVersion + 1
-	if _, err := Restore(v3); err == nil || !strings.Contains(err.Error(), "binary snapshot version 4; this desk reads only versions 1 to 3") {
-		t.Fatalf("version 3 snapshot: %v", err)
+	want := fmt.Sprintf("binary snapshot version %d; this desk reads only versions 1 to %d", snapshotVersion+1, snapshotVersion)
+	if _, err := Restore(v3); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("version %d snapshot: %v", snapshotVersion+1, err)
 	}
 }

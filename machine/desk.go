@@ -47,6 +47,9 @@ type Desk struct {
 	FailedTrades []string `json:"failedTrades,omitempty"`
 	// Scorecards are the makers' scorecard facts, by maker party id (machine/scorecard.go).
 	Scorecards map[string]*Scorecard `json:"scorecards,omitempty"`
+	// Protections are the makers' protections (MMP), by party id: one per party that set
+	// it (maker_protection.go).
+	Protections map[string]*Protection `json:"protections,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
@@ -86,6 +89,7 @@ func NewDesk(cfg Config) (*Desk, error) {
 		FaucetNext:    map[string]time.Time{},
 		Pending:       map[string]*Continuation{},
 		Held:          map[uint64]*HeldReply{},
+		Protections:   map[string]*Protection{},
 	}
 	d.addHouseParties()
 	return d, nil

@@ -88,6 +88,9 @@ type RFQ struct {
 	// Declines are the invited makers' declines, in the order of each maker's first one
 	// (rfq_decline.go).
 	Declines []Decline `json:"declines,omitempty"`
+	// NotionalUSD is the ticket's USD notional at creation (qty × usdPrice(base), the
+	// notional of its fee tier), what a fill counts toward maker protection.
+	NotionalUSD money.Decimal `json:"notionalUsd"`
 }
 
 func (r *RFQ) getState() State  { return r.State }

@@ -110,6 +110,9 @@ func (a *applier) openRFQFor(maker *Party, id string) *RFQ {
 
 // submitQuote is POST /maker/quotes.
 func (a *applier) submitQuote(maker *Party, c SubmitQuote) {
+	if a.protectionFrozen(maker) {
+		return
+	}
 	r := a.openRFQFor(maker, c.RFQID)
 	switch {
 	case r == nil:

@@ -44,6 +44,8 @@ type (
 	QBalances struct{ Holdings []LedgerHolding }
 	// QIncoming is GET /wallet/incoming, with the transfers addressed to the caller.
 	QIncoming struct{ Transfers []LedgerTransfer }
+	// QProtection is GET /maker/protection: the caller's maker protection.
+	QProtection struct{}
 )
 
 func (QInstruments) queryName() string    { return "instruments" }
@@ -60,6 +62,7 @@ func (QFaucetInfo) queryName() string     { return "faucet.info" }
 func (QReferencePrice) queryName() string { return "reference-price" }
 func (QBalances) queryName() string       { return "balances" }
 func (QIncoming) queryName() string       { return "incoming" }
+func (QProtection) queryName() string     { return "maker.protection" }
 
 // LedgerHolding is a holding as the ledger reports it: registry instrument id, amount and
 // whether a live lock holds it.
@@ -128,6 +131,8 @@ func Read(d *Desk, now time.Time, keyHash string, q Query) Reply {
 		return ok200(r.incoming(q.Transfers))
 	case QScorecard:
 		return r.scorecard(q)
+	case QProtection:
+		return ok200(d.protectionDTO(p.ID, now))
 	}
 	return Reply{Status: 404, Err: notFound("unknown query")}
 }

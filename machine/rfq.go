@@ -102,6 +102,7 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 		ID: a.d.IDs.New(prefixRFQ), State: RFQOpen, Taker: taker.ID, Direction: c.Direction,
 		Qty: c.Qty, Base: base.Symbol, Quote: quote.Symbol, Deadline: a.d.Now.Add(ttl),
 		Invited: invited, FeeBps: cfg.feeBpsFor(notional), CreatedAt: a.d.Now,
+		NotionalUSD: notional,
 	}
 	a.d.RFQs[r.ID] = r
 	a.d.byParty.add(r)

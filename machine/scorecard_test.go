@@ -237,7 +237,7 @@ func TestNearestRankAndRates(t *testing.T) {
 // scorecard, holding a decline) restores with no scorecard and its declines, and encodes
 // as version 3; version 4 is refused naming the versions read.
 func TestScorecardSnapshotVersions(t *testing.T) {
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2.bin")
+	v2, err := os.ReadFile("testdata/formats/snapshot-v2-declines.bin")
 	if err != nil {
 		t.Fatal(err)
 	}

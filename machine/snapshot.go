@@ -25,17 +25,19 @@ const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
 // Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
-// version 3 the makers' scorecards, after the declines section, which it always writes
-// (an empty one is a zero count).
+// version 3 each RFQ's USD notional, the makers' protections (maker_protection.go) after
+// the failed trades, then the declines section, which it always writes (an empty one is
+// a zero count), then the makers' scorecards (scorecard.go).
 const snapshotVersion = 3
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
 const snapshotVersion1 = 1
 
-// snapshotVersion2 is the previous version, still read: version 3 without the scorecards
-// (an older desk kept none) and with the declines section present only when some RFQ has
-// declines.
+// snapshotVersion2 is the previous version, still read: version 3 without the RFQs'
+// notionals (recomputed from the configuration's usdPrice), the protections (none set)
+// and the scorecards (an older desk kept none), and with the declines section present
+// only when some RFQ has declines.
 const snapshotVersion2 = 2
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
@@ -80,7 +82,10 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 		e.Str(s.KeyHash)
 		e.Bool(s.CancelOnDisconnect)
 	})
-	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) { writeRfq(e, r) })
+	writePtrMap(e, d.RFQs, func(e *encoder, r *RFQ) {
+		writeRfq(e, r)
+		r.NotionalUSD.Encode(e) // since snapshot version 3
+	})
 	writePtrMap(e, d.Quotes, func(e *encoder, q *Quote) { writeQuote(e, q) })
 	writePtrMap(e, d.Trades, func(e *encoder, t *Trade) { writeTrade(e, t) })
 	writePtrMap(e, d.Actions, func(e *encoder, x *Action) { writeAction(e, x) })
@@ -106,6 +111,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
+	writeProtections(e, d.Protections) // since snapshot version 3
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
 	if e.Err() != nil {
@@ -180,8 +186,8 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	if dec.Err() == nil && (v < snapshotVersion1 || v > snapshotVersion) {
 		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
+	v2 := v >= snapshotVersion2
 	v3 := v >= 3
-	v2 := v != snapshotVersion1
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
 		if err := json.Unmarshal(cfg, &d.Cfg); err != nil {
@@ -206,7 +212,17 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 		}
 		return s
 	})
-	d.RFQs = readMap(dec, (*decoder).Str, readRfq)
+	d.RFQs = readMap(dec, (*decoder).Str, func(dec *decoder) *RFQ {
+		r := readRfq(dec)
+		if v3 {
+			r.NotionalUSD = money.ReadDecimal(dec)
+		} else if base, ok := d.Cfg.instrument(r.Base); ok {
+			r.NotionalUSD = r.Qty.MulDown(base.USDPrice)
+		} else {
+			r.NotionalUSD = money.FromInt(0)
+		}
+		return r
+	})
 	d.Quotes = readMap(dec, (*decoder).Str, func(dec *decoder) *Quote {
 		q := readQuote(dec)
 		if v2 {
@@ -230,6 +246,10 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	d.Protections = map[string]*Protection{}
+	if v3 {
+		d.Protections = readProtections(dec)
+	}
 	if dec.Err() == nil && (v3 || dec.Left() > 0) {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {
 			return nil, err

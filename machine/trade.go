@@ -303,6 +303,7 @@ func (a *applier) acceptFunded(t *Trade) {
 		body = TradeWithActionsDTO{TradeDTO: a.d.tradeDTO(t), Actions: a.d.actionDTOs(t.Actions)}
 	}
 	a.replyTo(seq, 202, body)
+	a.protectionFill(t)
 	a.maybeSettle(t)
 }
 

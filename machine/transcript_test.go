@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,13 +211,26 @@ func (tr *transcript) flow(td *datadriven.TestData) Input {
 		set := false
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Type().Field(i)
-			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == arg.Key && f.Type.Kind() == reflect.String {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case name != arg.Key:
+			case f.Type == reflect.TypeOf(money.Decimal{}):
+				v.Field(i).Set(reflect.ValueOf(money.MustParse(tr.arg(td, arg.Key, ""))))
+				set = true
+			case f.Type.Kind() == reflect.Int:
+				n, err := strconv.Atoi(tr.arg(td, arg.Key, ""))
+				if err != nil {
+					tr.h.t.Fatalf("%s: %s=%s is not an integer", td.Pos, arg.Key, tr.arg(td, arg.Key, ""))
+				}
+				v.Field(i).SetInt(int64(n))
+				set = true
+			case f.Type.Kind() == reflect.String:
 				v.Field(i).SetString(tr.entity(td, arg.Key))
 				set = true
 			}
 		}
 		if !set {
-			tr.h.t.Fatalf("%s: %s has no string field %q", td.Pos, kind, arg.Key)
+			tr.h.t.Fatalf("%s: %s has no string, integer or decimal field %q", td.Pos, kind, arg.Key)
 		}
 	}
 	return v.Interface().(Input)
@@ -491,6 +505,8 @@ func (tr *transcript) read(td *datadriven.TestData) {
 		q = QScorecard{Window: tr.arg(td, "window", DefaultScoreWindow)}
 	case "desk":
 		q = QDesk{}
+	case "protection":
+		q = QProtection{}
 	default:
 		tr.h.t.Fatalf("%s: unknown read %q", td.Pos, what)
 	}

@@ -88,7 +88,8 @@ type actor struct {
 	party, hint  string
 	reg          regPhase
 	socket       uint64
-	cod          bool // opens its streams with ?cancelOnDisconnect=true (cancelondisconnect.go)
+	cod          bool     // opens its streams with ?cancelOnDisconnect=true (cancelondisconnect.go)
+	mmp          *mmpPlan // its maker protection, nil when it sets none (protection.go)
 	inflight     map[*request]bool
 	nextReq      uint64 // numbers the actor's requests
 	faucetAt     time.Time
@@ -151,6 +152,7 @@ func newActor(s *Sim, idx int, r role, seed uint64) *actor {
 	a.spreadBps = 5 + rng.IntN(60)
 	a.streamsQuotes = rng.IntN(4) != 0
 	a.cod = drawCancelOnDisconnect(r, seed, idx)
+	a.mmp = drawProtection(r, seed, idx)
 	return a
 }
 
@@ -285,6 +287,7 @@ func (a *actor) wake() {
 	if a.adv != nil {
 		a.adv.attack()
 	}
+	a.protectionWake()
 	if a.role != roleHouse && !s.now.Before(a.faucetAt) {
 		// Mostly after the cooldown (10 minutes); one draw in four during it, to be told
 		// how long is left.
@@ -552,6 +555,8 @@ func (a *actor) onEvent(e machine.Event) {
 				delete(a.acceptAt, p.TradeID)
 			}
 		}
+	case machine.MakerProtectionPayload:
+		a.protectionTripped(p)
 	case machine.TradeFailedPayload:
 		delete(a.acceptAt, p.TradeID)
 		if m := a.mine[p.RfqID]; m != nil {
@@ -734,6 +739,7 @@ func (a *actor) quote(rfqID string) {
 		c.ValidUntil = &t
 	}
 	a.send(c, func(rep machine.Reply) {
+		a.quoteAnswered(rep)
 		s.checkQuoteAmounts(c, r, pk, rep)
 		// A rotation of the maker's key that raced this submission makes it 401 (the key
 		// check comes first; the judge verifies the key was unknown): nothing to assert.
@@ -952,6 +958,7 @@ func (a *actor) accept(m *takerRFQ, quoteID string) {
 			if rep.Err.Code == machine.CodeInsufficientFunds {
 				s.cov.hit(covInsufficientFunds)
 			}
+			s.acceptRefused(quoteID)
 			a.considerAfter(m, a.uniform(500*time.Millisecond, 3*time.Second))
 			return
 		}

@@ -529,6 +529,7 @@ func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply
 		if e.refine != nil {
 			e = e.refine(e)
 		}
+		e = h.frozenMayRefuse(in, e)
 		s.nextProbe = h.keyRace(in, e)
 		seq := s.input(in)
 		s.waiting[seq] = r
@@ -620,7 +621,7 @@ func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
 		h.rotatedKey, h.expiredRegistration, h.takerMassCancel, h.uninvitedDecline, h.badReasonDecline, h.unknownDecline,
-		h.badScoreWindow}
+		h.badScoreWindow, h.badProtection}
 	if pick < 0 {
 		pick = -pick
 	}

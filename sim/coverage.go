@@ -100,6 +100,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, skewGoals(m, runs)...)
 	goals = append(goals, contentionGoals(m, runs)...)
 	goals = append(goals, scoreGoals(k, runs)...)
+	goals = append(goals, protectionGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -140,7 +141,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage, protectionCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

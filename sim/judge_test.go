@@ -168,7 +168,10 @@ func TestPassingTraceReplaysClean(t *testing.T) {
 	}{
 		{"mild", func() Knobs { return knobs(4, "mild", 0) }, countingJudges(0, 0)},
 		{"harsh-crashes-pruned", func() Knobs {
-			k := knobs(7, "harsh", 0.003)
+			// A seed whose last snapshot leaves ledger records to replay after it (seed 7's
+			// came after the last ledger call once maker protection and the scorecard
+			// changed the actors' draws).
+			k := knobs(8, "harsh", 0.003)
 			k.SnapshotEvery = 300
 			return k
 		}, countingJudges(0, 0)},

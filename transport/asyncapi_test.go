@@ -209,6 +209,7 @@ var streamPayloads = map[string]reflect.Type{
 	machine.EvSignCompleted:   reflect.TypeFor[machine.ActionIDPayload](),
 	machine.EvHistoryRecorded: reflect.TypeFor[machine.RfqHistoryDTO](),
 	machine.EvResync:          reflect.TypeFor[struct{}](),
+	machine.EvMakerProtection: reflect.TypeFor[machine.MakerProtectionPayload](),
 }
 
 // jsonFields lists a struct's JSON field names, and those it always writes (no omitempty).

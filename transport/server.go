@@ -293,6 +293,9 @@ func (s *Server) routes() []route {
 		{"POST", "/tx/execute", true, s.execute},
 		{"GET", "/healthz", false, s.healthz},
 		{"GET", "/maker/scorecard", true, s.scorecard},
+		{"GET", "/maker/protection", true, s.query(qProtection)},
+		{"PUT", "/maker/protection", true, s.setProtection},
+		{"POST", "/maker/protection/reset", true, s.command(resetProtection)},
 	}
 }
 

@@ -70,6 +70,7 @@ func commands() map[string]command {
 		"sign":        {"sign and execute pending actions (all, or the ids given)", cmdSign},
 		"stream":      {"tail the event stream, one line per event (-json: raw frames)", cmdStream},
 		"scorecard":   {"my maker scorecard over a window (-window 1h|24h|7d)", cmdScorecard},
+		"protection":  {"maker protection: protection show | set -window S -max-fills N -max-notional USD -freeze S | reset", cmdProtection},
 	}
 }
 

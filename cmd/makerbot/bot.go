@@ -40,6 +40,7 @@ type bot struct {
 	lastDraw  time.Time
 	notSeen   int // status checks in a row that found the bot not invitable
 	connected bool
+	protected string // the party whose protection the bot set (ensureProtection)
 }
 
 // sentQuote is a quote the bot submitted.
@@ -278,6 +279,8 @@ func (b *bot) handle(ctx context.Context, ev client.Event) error {
 			return err
 		}
 		return b.sign(ctx, []client.SignAction{*a})
+	case client.EventMakerProtection:
+		return b.protectionTripped(ev)
 	}
 	return nil
 }
@@ -412,6 +415,9 @@ func (b *bot) sign(ctx context.Context, actions []client.SignAction) error {
 func (b *bot) reconcile(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if err := b.ensureProtection(ctx); err != nil {
+		return err
+	}
 	pending, err := b.c.PendingActions(ctx)
 	if err != nil {
 		return err

@@ -27,6 +27,10 @@
 //     -cancel-on-disconnect every stream is opened with ?cancelOnDisconnect=true: when the
 //     bot's last stream drops (or the desk restarts) the desk revokes its live quotes, and
 //     the bot quotes again once reconnected.
+//   - Maker protection: with -mmp-window S (off by default) the bot sets its protection on
+//     the desk at start (-mmp-max-fills, -mmp-max-notional, -mmp-freeze, default 60 s):
+//     when fills in the window reach a limit the desk revokes its other quotes and refuses
+//     new ones until the freeze ends; the bot logs the trip and quotes again after it.
 //   - Metrics: Prometheus text on -metrics-addr/metrics: quotes sent, won, lost, skipped,
 //     refused, the settle latency (from quote submission to the quote's win), key
 //     recoveries, stream connects, faucet draws.
@@ -47,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskco/rfqdesk/client"
 	"github.com/deskco/rfqdesk/internal/cli"
 	"github.com/deskco/rfqdesk/money"
 	"github.com/deskco/rfqdesk/strategy"
@@ -66,6 +71,7 @@ type config struct {
 	reconcileEvery, statusEvery, faucetEvery   time.Duration
 	maxBackoff                                 time.Duration
 	cancelOnDisconnect                         bool
+	protection                                 *client.ProtectionSettings // nil: not set (-mmp-window 0)
 }
 
 func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (config, error) {
@@ -85,7 +91,12 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (co
 	fs.DurationVar(&c.faucetEvery, "faucet-every", time.Minute, "least time between two faucet draws")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", 10*time.Second, "longest wait between reconnection attempts")
 	fs.BoolVar(&c.cancelOnDisconnect, "cancel-on-disconnect", false, "open the stream with ?cancelOnDisconnect=true: the desk revokes the bot's live quotes when its last stream drops")
+	protection := protectionFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.protection, err = protection(); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {

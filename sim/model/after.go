@@ -38,6 +38,9 @@ func (s *step) afterEvents() {
 	if s.afterDecline(); s.err != nil {
 		return
 	}
+	if s.afterTrip(); s.err != nil {
+		return
+	}
 	closing := map[string]string{}
 	for id := range s.cancelled {
 		closing[id] = "cancelled"

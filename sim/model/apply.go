@@ -56,6 +56,10 @@ type step struct {
 	// disconnecting are the quotes this input may revoke for cancel-on-disconnect
 	// (disconnect.go); those it must are in revoking too.
 	disconnecting map[string]bool
+	// protecting are the quotes a protection trip in this input revokes, and trip the
+	// maker.protection frame it owes (protection.go).
+	protecting map[string]bool
+	trip       *tripDue
 }
 
 // expect is a decided answer: a status and a code, or a set of them when the contract

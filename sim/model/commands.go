@@ -61,6 +61,10 @@ func (s *step) command(in machine.Input) bool {
 		keyHash, s.route, s.target = c.KeyHash, "POST /wallet/withdraw ", c.Symbol
 	case machine.FaucetDraw:
 		keyHash, s.route = c.KeyHash, "POST /faucet"
+	case machine.SetProtection:
+		keyHash, s.route = c.KeyHash, "PUT /maker/protection"
+	case machine.ResetProtection:
+		keyHash, s.route = c.KeyHash, "POST /maker/protection/reset"
 	default:
 		return false
 	}
@@ -108,6 +112,10 @@ func (s *step) command(in machine.Input) bool {
 		s.withdraw(p, c)
 	case machine.FaucetDraw:
 		s.faucet(p)
+	case machine.SetProtection:
+		s.setProtection(p, c)
+	case machine.ResetProtection:
+		s.resetProtection(p)
 	}
 	return true
 }
@@ -325,6 +333,7 @@ func (s *step) createRFQ(p *Party, c machine.CreateRFQ) {
 	r := &RFQ{
 		Taker: p.ID, Sell: c.Direction == machine.Sell, Qty: mustFormat(qty), Base: base.Symbol,
 		Quote: quote.Symbol, Deadline: s.at.Add(ttl), Invited: inv, FeeBps: bps, Open: true,
+		Notional: mustFormat(trunc10(notional(qty, m.usd[base.Symbol]))),
 	}
 	s.immediate = &expect{alts: []sc{{200, ""}}, body: func(rep machine.Reply) string {
 		d, ok := asRfq(rep.Body)
@@ -458,6 +467,9 @@ func (s *step) openRFQFor(p *Party, id string) *RFQ {
 
 func (s *step) submitQuote(p *Party, c machine.SubmitQuote) {
 	m := s.m
+	if s.frozenQuote(p) {
+		return
+	}
 	r := s.openRFQFor(p, c.RFQID)
 	if r == nil {
 		return

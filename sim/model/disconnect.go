@@ -74,6 +74,9 @@ func (s *step) disconnectReason(q *Quote, to *Party, p machine.QuoteStatusPayloa
 	if p.Status == "revoked" && to.ID == q.Maker && s.disconnecting[q.ID] {
 		want = reasonDisconnect
 	}
+	if p.Status == "revoked" && to.ID == q.Maker && s.protecting[q.ID] {
+		want = reasonProtection // protection.go
+	}
 	if p.Reason != want {
 		return "quote.status " + p.Status + " for " + q.ID + " to " + to.Hint + " has reason \"" + p.Reason + "\", want \"" + want + "\""
 	}

@@ -132,6 +132,7 @@ func (s *step) tradeAccepted(req *Request, rep machine.Reply) {
 	m.scoreAccepted(r, q)
 	q.Settling = true
 	r.Settling = t.ID
+	s.protectionFill(req, t, r)
 }
 
 // tradeFee is DECISIONS' fee of a trade at the quote's price.
@@ -253,6 +254,8 @@ func (s *step) events() {
 			s.quoteStatus(e, to)
 		case machine.EvQuoteDeclined:
 			s.quoteDeclined(e, to)
+		case machine.EvMakerProtection:
+			s.makerProtection(e, to)
 		case machine.EvTradeStep:
 			p, _ := e.Payload.(machine.TradeStepPayload)
 			t := m.st.Trades[p.TradeID]
@@ -465,6 +468,9 @@ func (s *step) quoteStatus(e machine.Event, to *Party) {
 	q.Status = p.Status
 	if p.Status == "revoked" && s.disconnecting[q.ID] {
 		q.RevokeReason = reasonDisconnect
+	}
+	if p.Status == "revoked" && s.protecting[q.ID] {
+		q.RevokeReason = reasonProtection
 	}
 	if p.Status == "revoked" {
 		s.scoreRevoked(q)

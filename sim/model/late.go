@@ -94,6 +94,8 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 			return
 		}
 		s.quoteRecorded(req, rep)
+	case "quote.submit.frozen":
+		s.frozenSubmissionAnswer(what, rep)
 	case "quote.accept":
 		if r := m.st.RFQs[req.RFQ]; r != nil && r.Accepting == req.Seq {
 			r.Accepting = 0

@@ -103,6 +103,9 @@ type RFQ struct {
 	Settling  string    `json:"settling"`  // the trade settling on it, once its accept was answered
 	Accepting uint64    `json:"accepting"` // the accept request waiting on the ledger
 	Declines  []Decline `json:"declines"`  // the invited makers' declines, by first decline
+	// Notional is qty × usdPrice(base) at creation, truncated at 10 digits: what a fill on
+	// it counts toward maker protection (protection.go).
+	Notional string `json:"notional,omitempty"`
 	// Forget is when the desk forgets the closed RFQ: its ten minutes of readability,
 	// rounded up to the next whole second (docs/architecture.md, Deadlines and Ticks).
 	Forget time.Time `json:"forget"`
@@ -228,6 +231,8 @@ type state struct {
 	Due dueHeap `json:"due"`
 	// Scores are the makers' scorecard facts, by maker party id, oldest first (scorecard.go).
 	Scores map[string][]ScoreFact `json:"scores,omitempty"`
+	// Protections are the makers' protections (protection.go), by party id.
+	Protections map[string]*Protection `json:"protections,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -381,6 +386,7 @@ func (m *Model) Clone() *Model {
 	st.FaucetNext = maps.Clone(m.st.FaucetNext)
 	st.Due = slices.Clone(m.st.Due)
 	st.Scores = cloneScores(m.st.Scores)
+	st.Protections = cloneProtections(m.st.Protections)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 

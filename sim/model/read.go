@@ -86,6 +86,8 @@ func (m *Model) Read(at time.Time, keyHash string, q machine.Query, rep machine.
 		msg = m.readFaucetInfo(p, at, rep.Body)
 	case machine.QScorecard:
 		msg = m.readScorecard(p, x, rep)
+	case machine.QProtection:
+		msg = m.readProtection(p, at, rep.Body)
 	case machine.QIncoming, machine.QReferencePrice:
 		// not judged beyond authentication
 	default:
@@ -129,6 +131,8 @@ func readName(q machine.Query) string {
 		return "GET /maker/reference-price"
 	case machine.QScorecard:
 		return "GET /maker/scorecard?window=" + x.Window
+	case machine.QProtection:
+		return "GET /maker/protection"
 	}
 	return fmt.Sprintf("%T", q)
 }
