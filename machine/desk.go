@@ -45,6 +45,9 @@ type Desk struct {
 	// FailedTrades are the newest failed trades, oldest first, kept for HistoryRetention
 	// failures (their history rows outlive them).
 	FailedTrades []string `json:"failedTrades,omitempty"`
+	// Streams are every party's stream sequence number and retained events, by party id
+	// (stream_resume.go); an entry is made at a party's first event.
+	Streams map[string]*PartyStream `json:"streams,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
@@ -209,10 +212,11 @@ func (a *applier) refuseTo(seq uint64, err *APIError) {
 
 // emit sends an event to every socket of a party.
 func (a *applier) emit(party, typ string, payload any) {
+	seq := a.sequence(party, typ, payload)
 	if a.quiet {
 		return
 	}
-	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload})
+	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload, Seq: seq})
 }
 
 // call issues a ledger call and records what to do with its result.

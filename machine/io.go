@@ -55,6 +55,10 @@ type Event struct {
 	Socket  uint64 `json:"socket,omitempty"`
 	Type    string `json:"type"`
 	Payload any    `json:"payload"`
+	// Seq is the party's sequence number of the event (stream_resume.go): set on every
+	// event addressed to the party and on the replayed frames of a resume; zero on the
+	// snapshot frames and the frames that end a connect.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // SocketClose tells the transport to close a stream socket with a close code.
@@ -94,6 +98,10 @@ type SocketOpened struct {
 	Socket             uint64 `json:"socket"`
 	KeyHash            string `json:"keyHash"`
 	CancelOnDisconnect bool   `json:"cancelOnDisconnect,omitempty"`
+	// Resume is the upgrade's ?since=Since: replay the retained events numbered above
+	// Since instead of the snapshot when the desk still has them all (stream_resume.go).
+	Resume bool   `json:"resume,omitempty"`
+	Since  uint64 `json:"since,omitempty"`
 }
 
 // SocketClosed reports that a stream socket is gone.

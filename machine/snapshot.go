@@ -24,8 +24,14 @@ import (
 const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
-// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason.
-const snapshotVersion = 2
+// Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
+// version 3 the stream section after the failed trades, before the declines (every party's
+// stream sequence number and retained events, stream_resume.go).
+const snapshotVersion = 3
+
+// snapshotVersion2 is read too: version 3 without the stream section (an older desk
+// numbered no event, so every party starts again at 1).
+const snapshotVersion2 = 2
 
 // snapshotVersion1 is the previous version, still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -99,6 +105,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
+	writeStreamsSection(e, d.Streams) // since version 3
 	writeDeclinesSection(e, d.RFQs)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
@@ -153,7 +160,7 @@ func Restore(b []byte) (*Desk, error) {
 		if len(b) > 0 && b[0] == '{' {
 			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d and %d", what, snapshotVersion1, snapshotVersion)
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d to %d", what, snapshotVersion1, snapshotVersion)
 	}
 	d, err := decodeSnapshot(b)
 	if err != nil {
@@ -169,8 +176,8 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
 	v := dec.Uvarint()
-	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion1 {
-		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d and %d", v, snapshotVersion1, snapshotVersion)
+	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion2 && v != snapshotVersion1 {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
 	v2 := v != snapshotVersion1
 	d := &Desk{}
@@ -221,6 +228,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	if dec.Err() == nil && v == snapshotVersion {
+		d.Streams = readStreamsSection(dec)
+	}
 	if dec.Err() == nil && dec.Left() > 0 {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {
 			return nil, err
