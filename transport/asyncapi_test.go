@@ -209,6 +209,9 @@ var streamPayloads = map[string]reflect.Type{
 	machine.EvSignCompleted:   reflect.TypeFor[machine.ActionIDPayload](),
 	machine.EvHistoryRecorded: reflect.TypeFor[machine.RfqHistoryDTO](),
 	machine.EvResync:          reflect.TypeFor[struct{}](),
+	machine.EvSnapshotEnd:     reflect.TypeFor[machine.SnapshotEndPayload](),
+	machine.EvStreamResumed:   reflect.TypeFor[machine.StreamResumedPayload](),
+	machine.EvStreamGap:       reflect.TypeFor[machine.StreamGapPayload](),
 }
 
 // jsonFields lists a struct's JSON field names, and those it always writes (no omitempty).

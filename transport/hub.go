@@ -65,6 +65,9 @@ type socket struct {
 	keyHash string
 	// cancelOnDisconnect is the upgrade's ?cancelOnDisconnect=true (cancelondisconnect.go).
 	cancelOnDisconnect bool
+	// resume and since are the upgrade's ?since= (resume.go).
+	resume bool
+	since  uint64
 	queue              chan frame
 	kill               chan struct{} // closed to make the writer close the socket now
 	alive              atomic.Bool   // a pong (or the open) since the last ping
@@ -148,7 +151,7 @@ func (h *Hub) Resync() {
 	}
 }
 
-// encode renders {type, payload} once; a payload that cannot be encoded is a desk bug,
+// encode renders {type, payload, seq} once (seq only on a numbered event); a payload that cannot be encoded is a desk bug,
 // logged and dropped.
 func (h *Hub) encode(ev machine.Event) []byte {
 	payload := ev.Payload
@@ -158,7 +161,8 @@ func (h *Hub) encode(ev machine.Event) []byte {
 	b, err := json.Marshal(struct {
 		Type    string `json:"type"`
 		Payload any    `json:"payload"`
-	}{ev.Type, payload})
+		Seq     uint64 `json:"seq,omitempty"`
+	}{ev.Type, payload, ev.Seq})
 	if err != nil {
 		h.cfg.log.Error("encode stream event", "type", ev.Type, "err", err)
 		return nil
@@ -415,6 +419,13 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 func (h *Hub) openSocket(s *socket) error {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.opTimeout)
 	defer cancel()
+	if s.resume {
+		r, ok := h.cfg.desk.(Resumer)
+		if !ok {
+			return errNoResume
+		}
+		return r.ResumeSocket(ctx, s.id, s.keyHash, s.cancelOnDisconnect, s.since)
+	}
 	return h.cfg.desk.OpenSocket(ctx, s.id, s.keyHash, s.cancelOnDisconnect)
 }
 
