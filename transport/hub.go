@@ -68,9 +68,9 @@ type socket struct {
 	// resume and since are the upgrade's ?since= (resume.go).
 	resume bool
 	since  uint64
-	queue              chan frame
-	kill               chan struct{} // closed to make the writer close the socket now
-	alive              atomic.Bool   // a pong (or the open) since the last ping
+	queue  chan frame
+	kill   chan struct{} // closed to make the writer close the socket now
+	alive  atomic.Bool   // a pong (or the open) since the last ping
 
 	// guarded by Hub.mu
 	party      string
