@@ -182,7 +182,7 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 		}
 		if in.Since <= latest && in.Since+1 >= oldest {
 			for _, r := range window[in.Since+1-oldest:] {
-				a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq})
+				a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: retainedPayload(r), Seq: r.Seq})
 			}
 			a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvStreamResumed,
 				Payload: StreamResumedPayload{From: in.Since + 1, To: latest}})
@@ -193,6 +193,50 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 	}
 	a.snapshot(p, in.Socket)
 	a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvSnapshotEnd, Payload: SnapshotEndPayload{Seq: latest}})
+}
+
+// retainedPayload decodes a retained event's payload into the type its event type is
+// emitted with, so that a replayed frame is the same value as the live one for every
+// consumer of the outputs (the simulator's actors and model, transcripts). A type without
+// an entry here, or bytes that do not decode, stay the encoded JSON, which the transport
+// writes unchanged.
+func retainedPayload(r RetainedEvent) any {
+	switch r.Type {
+	case EvRfqCreated:
+		return decodedOr[RfqDTO](r.Payload)
+	case EvRfqClosed, EvRfqExpired:
+		return decodedOr[RfqIDPayload](r.Payload)
+	case EvQuoteCreated:
+		return decodedOr[QuoteDTO](r.Payload)
+	case EvQuoteStatus:
+		return decodedOr[QuoteStatusPayload](r.Payload)
+	case EvQuoteDeclined:
+		return decodedOr[QuoteDeclinedPayload](r.Payload)
+	case EvQuoteAnchored:
+		return decodedOr[QuoteAnchoredPayload](r.Payload)
+	case EvTradeStep:
+		return decodedOr[TradeStepPayload](r.Payload)
+	case EvTradeSettled:
+		return decodedOr[TradeDTO](r.Payload)
+	case EvTradeFailed:
+		return decodedOr[TradeFailedPayload](r.Payload)
+	case EvSignRequested:
+		return decodedOr[SignActionDTO](r.Payload)
+	case EvSignCompleted:
+		return decodedOr[ActionIDPayload](r.Payload)
+	case EvHistoryRecorded:
+		return decodedOr[RfqHistoryDTO](r.Payload)
+	}
+	return r.Payload
+}
+
+// decodedOr decodes raw as a T, or returns raw itself when it does not decode.
+func decodedOr[T any](raw json.RawMessage) any {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	return v
 }
 
 // validateStreamRetention checks the retention bounds of a configuration.

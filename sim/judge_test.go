@@ -125,7 +125,7 @@ func TestJudgeFailureReplays(t *testing.T) {
 		wantRead          bool
 	}{
 		{"input", 0, 6, 0, 0, false},
-		{"input-crashes-pruned", 0, 12, 0.003, 300, false},
+		{"input-crashes-pruned", 0, 9, 0.003, 300, false},
 		{"read", 300, 0, 0, 0, true},
 		{"read-crashes-pruned", 700, 0, 0.003, 300, true},
 	} {

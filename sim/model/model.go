@@ -226,6 +226,8 @@ type state struct {
 	// before it and checks that each fired (or still applies), so that a Tick costs what
 	// is due rather than a scan of the state.
 	Due dueHeap `json:"due"`
+	// Streams are every party's frame numbering and retained window (resume.go).
+	Streams map[string]*Stream `json:"streams,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -378,6 +380,7 @@ func (m *Model) Clone() *Model {
 	}
 	st.FaucetNext = maps.Clone(m.st.FaucetNext)
 	st.Due = slices.Clone(m.st.Due)
+	st.Streams = cloneStreams(m.st.Streams)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 
