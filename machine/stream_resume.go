@@ -182,7 +182,10 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 		}
 		if in.Since <= latest && in.Since+1 >= oldest {
 			for _, r := range window[in.Since+1-oldest:] {
-				a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: retainedPayload(r), Seq: r.Seq})
+				// The payload stays the JSON it was encoded as: decoding it here would cost the
+				// loop (5,000 events a resume); RetainedPayload decodes it for a consumer that
+				// wants the typed value.
+				a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq})
 			}
 			a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvStreamResumed,
 				Payload: StreamResumedPayload{From: in.Since + 1, To: latest}})
@@ -195,12 +198,16 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 	a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvSnapshotEnd, Payload: SnapshotEndPayload{Seq: latest}})
 }
 
-// retainedPayload decodes a retained event's payload into the type its event type is
-// emitted with, so that a replayed frame is the same value as the live one for every
-// consumer of the outputs (the simulator's actors and model, transcripts). A type without
-// an entry here, or bytes that do not decode, stay the encoded JSON, which the transport
-// writes unchanged.
-func retainedPayload(r RetainedEvent) any {
+// RetainedPayload decodes the payload of a replayed event (a json.RawMessage) into the
+// type its event type is emitted with, so that a consumer of the outputs in process (the
+// simulator's actors) sees the same value as the live one. Any other payload, a type
+// without an entry here, or bytes that do not decode, are returned as they are.
+func RetainedPayload(typ string, payload any) any {
+	raw, ok := payload.(json.RawMessage)
+	if !ok {
+		return payload
+	}
+	r := RetainedEvent{Type: typ, Payload: raw}
 	switch r.Type {
 	case EvRfqCreated:
 		return decodedOr[RfqDTO](r.Payload)

@@ -269,7 +269,7 @@ func TestRetainedPayloadsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Skip("a drawn value that does not encode")
 		}
-		got := retainedPayload(RetainedEvent{Type: typ, Payload: raw})
+		got := RetainedPayload(typ, json.RawMessage(raw))
 		if reflect.TypeOf(got) != reflect.TypeOf(types[typ]) {
 			t.Fatalf("%s replays as %T", typ, got)
 		}

@@ -170,3 +170,14 @@ func (s *Sim) checkReplayedEvent(e machine.Event, hint string) {
 		s.failf(Safety, "replayed %s event sent to %s, whom it does not concern: %s", e.Type, hint, wireJSON(e.Payload))
 	}
 }
+
+// typedReplays decodes the payloads of the frames a resume replayed (the JSON the desk
+// retained) into the types they were emitted with, in place, for the actors and the
+// checks that switch on payload types.
+func typedReplays(out machine.Outputs) {
+	for i, e := range out.Events {
+		if e.Socket != 0 && e.Seq != 0 {
+			out.Events[i].Payload = machine.RetainedPayload(e.Type, e.Payload)
+		}
+	}
+}

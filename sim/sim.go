@@ -406,6 +406,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	}
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
+	typedReplays(out) // the judge saw the replayed frames' bytes; the rest of the sim wants values
 	s.codCoverage(in, out)
 	s.resumeCoverage(in, out)
 	s.probeAfter(pr, env, out)

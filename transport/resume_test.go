@@ -2,6 +2,7 @@ package transport
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,6 +97,39 @@ func TestStreamFrameCarriesSeq(t *testing.T) {
 			}
 		case <-time.After(wait):
 			t.Fatal("no frame")
+		}
+	}
+}
+
+// TestStreamBatchFrames: the frames addressed to one socket (a connect's answer) are
+// written coalesced, as hand-built WebSocket frames; every length form of the frame header
+// (7-bit, 16-bit, 64-bit) and a batch larger than one write arrive whole and in order, and
+// a batch far larger than the socket's send queue is one entry of it (no slow-consumer
+// close).
+func TestStreamBatchFrames(t *testing.T) {
+	_, srv, ts, opened := streamDesk(t, func(o *Options) { o.SendQueue = 4 })
+	c, id := connect(t, ts, opened, "alice", nil)
+	var events []machine.Event
+	var want []string
+	for i, n := range []int{0, 100, 125, 126, 1000, 65535, 65536, 200000} {
+		payload := json.RawMessage(`{"x":"` + strings.Repeat("a", n) + `"}`)
+		events = append(events, machine.Event{Party: "alice", Socket: id, Type: machine.EvRfqCreated, Payload: payload, Seq: uint64(i + 1)})
+		want = append(want, fmt.Sprintf(`{"type":"rfq.created","payload":%s,"seq":%d}`, payload, i+1))
+	}
+	for i := range 300 { // many small frames: several writes, one queue entry
+		payload := json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))
+		events = append(events, machine.Event{Party: "alice", Socket: id, Type: machine.EvRfqClosed, Payload: payload, Seq: uint64(100 + i)})
+		want = append(want, fmt.Sprintf(`{"type":"rfq.closed","payload":%s,"seq":%d}`, payload, 100+i))
+	}
+	srv.Hub().Deliver(machine.Outputs{Events: events})
+	for i, w := range want {
+		select {
+		case f := <-c.frames:
+			if string(f) != w {
+				t.Fatalf("frame %d: %d bytes, want %d", i, len(f), len(w))
+			}
+		case <-time.After(wait):
+			t.Fatalf("frame %d never arrived", i)
 		}
 	}
 }
