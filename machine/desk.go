@@ -105,9 +105,11 @@ func Apply(d *Desk, env Envelope) Outputs {
 // rebuilding the state from a journal. It makes exactly the changes to the desk that Apply
 // makes: the same code runs, and only the collecting of replies, events, ledger calls,
 // socket closes and bindings is left out, together with the building of payloads that
-// nothing but those outputs carries (the wire DTOs, which only read the state). Ledger
-// calls are still recorded as pending, ids still drawn, deadlines still set. It returns
-// the earliest time at which the desk wants a Tick, as Outputs.NextDeadline.
+// nothing but those outputs carries (reply bodies, the connect-time snapshot). Ledger
+// calls are still recorded as pending, ids still drawn, deadlines still set, and stream
+// events still numbered and retained with their encoded payloads (stream_resume.go), which
+// are state. It returns the earliest time at which the desk wants a Tick, as
+// Outputs.NextDeadline.
 //
 // It pays only on replay: node BenchmarkReplay/replay takes 1.24× as long when ApplyQuiet
 // collects the outputs like Apply (median of 5 interleaved runs, issue 17; the loop and the
