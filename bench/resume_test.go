@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/ledgeradapter"
@@ -99,10 +99,19 @@ func BenchmarkStreamResume(b *testing.B) {
 	if window == nil || len(window.Retained) != resumeEvents {
 		b.Fatalf("the maker's window holds %v events, want %d", window, resumeEvents)
 	}
-	size := 0
-	for _, r := range window.Retained {
-		size += int(unsafe.Sizeof(r)) + len(r.Payload) + len(r.Type)
+	// The window's memory as a restored desk holds it (each payload its JSON).
+	snap, err := desk.EncodeSnapshot()
+	if err != nil {
+		b.Fatal(err)
 	}
+	restored, err := machine.Restore(snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap = nil
+	rw := restored.Streams[maker]
+	fromSnapshot := heapOf(func() { rw.Retained = nil })
+	runtime.KeepAlive(restored)
 	_ = taker
 
 	sink := &hubSink{}
@@ -111,11 +120,17 @@ func BenchmarkStreamResume(b *testing.B) {
 		b.Fatal(err)
 	}
 	l.Start()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = l.Stop(ctx)
-	}()
+	}
+	defer stop()
 	srv := transport.New(transport.Options{Desk: l}) // the default send queue: a replay is one entry
 	sink.hub.Store(srv.Hub())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -138,13 +153,30 @@ func BenchmarkStreamResume(b *testing.B) {
 			lat = append(lat, d)
 		}
 	}
+	b.StopTimer()
+	_ = hs.Close()
+	stop()
+	// The window's memory as the live desk holds it (the values emitted).
+	live := heapOf(func() { desk.Streams[maker].Retained = nil })
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(ms(lat[len(lat)/2]), "resume-p50-ms")
 	b.ReportMetric(ms(lat[(len(lat)*99+99)/100-1]), "resume-p99-ms")
 	b.ReportMetric(ms(lat[len(lat)-1]), "resume-max-ms")
-	b.ReportMetric(float64(size)/float64(resumeEvents), "B/retained-event")
+	b.ReportMetric(live, "B/retained-event")
+	b.ReportMetric(fromSnapshot, "B/retained-event-restored")
 	b.ReportMetric(float64(resumeEvents), "retained-events")
+}
+
+// heapOf is the live heap that drop releases, per retained event (after a GC each side).
+func heapOf(drop func()) float64 {
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	drop()
+	runtime.GC()
+	runtime.ReadMemStats(&b)
+	return (float64(a.HeapAlloc) - float64(b.HeapAlloc)) / resumeEvents
 }
 
 // resumeClient reads one resume: it counts the numbered frames and signals stream.resumed.

@@ -214,11 +214,11 @@ func (a *applier) refuseTo(seq uint64, err *APIError) {
 
 // emit sends an event to every socket of a party.
 func (a *applier) emit(party, typ string, payload any) {
-	seq := a.sequence(party, typ, payload)
+	seq, raw := a.sequence(party, typ, payload)
 	if a.quiet {
 		return
 	}
-	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload, Seq: seq})
+	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload, Seq: seq, Raw: raw})
 }
 
 // call issues a ledger call and records what to do with its result.

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -59,6 +60,9 @@ type Event struct {
 	// event addressed to the party and on the replayed frames of a resume; zero on the
 	// snapshot frames and the frames that end a connect.
 	Seq uint64 `json:"seq,omitempty"`
+	// Raw is Payload's JSON when the desk encoded it already (a numbered event, which it
+	// retains encoded), so that the transport does not encode it again; nil otherwise.
+	Raw json.RawMessage `json:"-"`
 }
 
 // SocketClose tells the transport to close a stream socket with a close code.

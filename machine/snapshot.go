@@ -105,7 +105,9 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
-	writeStreamsSection(e, d.Streams) // since version 3
+	if err := writeStreamsSection(e, d.Streams); err != nil { // since version 3
+		return fmt.Errorf("encode desk state: %w", err)
+	}
 	writeDeclinesSection(e, d.RFQs)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())

@@ -77,13 +77,16 @@ type PartyStream struct {
 }
 
 // RetainedEvent is one event of a party's window: its number, when it was emitted, its
-// type and its payload encoded as JSON when it was emitted (a later change of the state it
-// was built from does not change it).
+// type and its payload: its JSON (json.RawMessage) when the desk emitted it live or was
+// restored from a snapshot, or the value it was emitted with in a desk that replayed it
+// quietly (a DTO built afresh, which nothing changes afterwards; it is encoded when a
+// snapshot is taken or a resume sends it). Encoding every event in ApplyQuiet too cost
+// replay a third more allocations (node BenchmarkReplay).
 type RetainedEvent struct {
-	Seq     uint64          `json:"seq"`
-	At      time.Time       `json:"at"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
+	Seq     uint64    `json:"seq"`
+	At      time.Time `json:"at"`
+	Type    string    `json:"type"`
+	Payload any       `json:"payload"`
 }
 
 // streamOf returns the party's stream state, creating it.
@@ -107,26 +110,32 @@ func (d *Desk) latestSeq(party string) uint64 {
 	return 0
 }
 
-// sequence numbers an event to a party and retains it; it returns its number. It runs in
-// Apply and ApplyQuiet alike (the counter and the window are state).
-func (a *applier) sequence(party, typ string, payload any) uint64 {
+// sequence numbers an event to a party and retains it; it returns its number and, when
+// not quiet, the payload's JSON. It runs in Apply and ApplyQuiet alike (the counter and
+// the window are state). Apply encodes the payload here, once, for the window and for the
+// transport (which encoded every event before); ApplyQuiet, whose outputs nobody sends,
+// retains the value and leaves its encoding to a snapshot or a resume: both forms encode
+// to the same bytes, so the state (its snapshot, its digest) is the same.
+func (a *applier) sequence(party, typ string, payload any) (uint64, json.RawMessage) {
 	s := a.d.streamOf(party)
 	s.Seq++
-	limit := a.d.Cfg.StreamRetentionEvents
-	if limit <= 0 {
-		s.Retained = nil
-		return s.Seq
+	var raw json.RawMessage
+	if !a.quiet {
+		if b, err := json.Marshal(payload); err == nil {
+			raw = b
+		}
 	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		// A payload the desk cannot encode is a desk bug; the event stays numbered (its
-		// frame is dropped by the transport too) and a resume over it is a gap.
+	if a.d.Cfg.StreamRetentionEvents <= 0 {
 		s.Retained = nil
-		return s.Seq
+		return s.Seq, raw
 	}
-	s.Retained = append(s.Retained, RetainedEvent{Seq: s.Seq, At: a.d.Now, Type: typ, Payload: raw})
+	var kept any = payload
+	if raw != nil {
+		kept = raw
+	}
+	s.Retained = append(s.Retained, RetainedEvent{Seq: s.Seq, At: a.d.Now, Type: typ, Payload: kept})
 	a.d.trimStream(s)
-	return s.Seq
+	return s.Seq, raw
 }
 
 // trimStream drops the events beyond the count bound and those older than the time bound.
@@ -182,10 +191,13 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 		}
 		if in.Since <= latest && in.Since+1 >= oldest {
 			for _, r := range window[in.Since+1-oldest:] {
-				// The payload stays the JSON it was encoded as: decoding it here would cost the
-				// loop (5,000 events a resume); RetainedPayload decodes it for a consumer that
-				// wants the typed value.
-				a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq})
+				// The payload as retained: the value emitted, or its JSON after a restart
+				// (RetainedPayload decodes that for a consumer that wants the value).
+				ev := Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq}
+				if raw, ok := r.Payload.(json.RawMessage); ok {
+					ev.Raw = raw
+				}
+				a.out.Events = append(a.out.Events, ev)
 			}
 			a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvStreamResumed,
 				Payload: StreamResumedPayload{From: in.Since + 1, To: latest}})
@@ -207,34 +219,33 @@ func RetainedPayload(typ string, payload any) any {
 	if !ok {
 		return payload
 	}
-	r := RetainedEvent{Type: typ, Payload: raw}
-	switch r.Type {
+	switch typ {
 	case EvRfqCreated:
-		return decodedOr[RfqDTO](r.Payload)
+		return decodedOr[RfqDTO](raw)
 	case EvRfqClosed, EvRfqExpired:
-		return decodedOr[RfqIDPayload](r.Payload)
+		return decodedOr[RfqIDPayload](raw)
 	case EvQuoteCreated:
-		return decodedOr[QuoteDTO](r.Payload)
+		return decodedOr[QuoteDTO](raw)
 	case EvQuoteStatus:
-		return decodedOr[QuoteStatusPayload](r.Payload)
+		return decodedOr[QuoteStatusPayload](raw)
 	case EvQuoteDeclined:
-		return decodedOr[QuoteDeclinedPayload](r.Payload)
+		return decodedOr[QuoteDeclinedPayload](raw)
 	case EvQuoteAnchored:
-		return decodedOr[QuoteAnchoredPayload](r.Payload)
+		return decodedOr[QuoteAnchoredPayload](raw)
 	case EvTradeStep:
-		return decodedOr[TradeStepPayload](r.Payload)
+		return decodedOr[TradeStepPayload](raw)
 	case EvTradeSettled:
-		return decodedOr[TradeDTO](r.Payload)
+		return decodedOr[TradeDTO](raw)
 	case EvTradeFailed:
-		return decodedOr[TradeFailedPayload](r.Payload)
+		return decodedOr[TradeFailedPayload](raw)
 	case EvSignRequested:
-		return decodedOr[SignActionDTO](r.Payload)
+		return decodedOr[SignActionDTO](raw)
 	case EvSignCompleted:
-		return decodedOr[ActionIDPayload](r.Payload)
+		return decodedOr[ActionIDPayload](raw)
 	case EvHistoryRecorded:
-		return decodedOr[RfqHistoryDTO](r.Payload)
+		return decodedOr[RfqHistoryDTO](raw)
 	}
-	return r.Payload
+	return raw
 }
 
 // decodedOr decodes raw as a T, or returns raw itself when it does not decode.
@@ -257,18 +268,25 @@ func (c *Config) validateStreamRetention() error {
 	return nil
 }
 
-// writeStreamsSection writes every party's stream state (snapshot version 3).
-func writeStreamsSection(e *encoder, streams map[string]*PartyStream) {
+// writeStreamsSection writes every party's stream state (snapshot version 3), each
+// retained payload as its JSON.
+func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
+	var failed error
 	writePtrMap(e, streams, func(e *encoder, s *PartyStream) {
 		e.Uvarint(s.Seq)
 		writeSlice(e, s.Retained, func(e *encoder, r *RetainedEvent) {
 			e.Uvarint(r.Seq)
 			e.Time(r.At)
 			e.Str(r.Type)
-			e.Bytes(r.Payload)
+			raw, err := json.Marshal(r.Payload)
+			if err != nil && failed == nil {
+				failed = fmt.Errorf("retained %s event %d: %w", r.Type, r.Seq, err)
+			}
+			e.Bytes(raw)
 		})
 		e.FlushSome()
 	})
+	return failed
 }
 
 // readStreamsSection reads what writeStreamsSection wrote.

@@ -58,11 +58,12 @@ type frame struct {
 	data   []byte // payload; the reason of a close
 	code   uint16 // close code
 	stream bool   // a stream event (counted as a frame sent)
-	// batch, when set, are the data frames of one socket's connect answer (its snapshot,
-	// or a resume's replay, and the frame that ends it), written in order as one queue
-	// entry: a replay of thousands of retained events is one step of the bounded queue,
-	// not thousands (resume.go).
-	batch [][]byte
+	// batch, when set, are the events of one socket's connect answer (its snapshot, or a
+	// resume's replay, and the frame that ends it), encoded and written in order by the
+	// socket's writer as one queue entry: a replay of thousands of retained events is one
+	// step of the bounded queue, not thousands, and its encoding does not hold up the desk
+	// loop that calls Deliver (resume.go).
+	batch []machine.Event
 }
 
 // socket is one stream connection. Fields after mu-guarded comment are guarded by Hub.mu.
@@ -108,7 +109,9 @@ func (h *Hub) Deliver(out machine.Outputs) {
 	}
 	encoded := make([][]byte, len(out.Events))
 	for i, ev := range out.Events {
-		encoded[i] = h.encode(ev)
+		if ev.Socket == 0 || ev.Type == machine.EvResync {
+			encoded[i] = h.encode(ev)
+		} // a socket's connect answer is encoded by its writer (writeBatch), off the loop
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -120,13 +123,11 @@ func (h *Hub) Deliver(out machine.Outputs) {
 		if ev.Socket != 0 && ev.Type != machine.EvResync {
 			// The frames addressed to one socket come together (a connect's answer): one
 			// queue entry.
-			var batch [][]byte
 			j := i
-			for ; j < len(out.Events) && out.Events[j].Socket == ev.Socket && out.Events[j].Party == ev.Party && out.Events[j].Type != machine.EvResync; j++ {
-				if encoded[j] != nil {
-					batch = append(batch, encoded[j])
-				}
+			for j < len(out.Events) && out.Events[j].Socket == ev.Socket && out.Events[j].Party == ev.Party && out.Events[j].Type != machine.EvResync {
+				j++
 			}
+			batch := out.Events[i:j:j]
 			i = j - 1
 			if s := h.sockets[ev.Socket]; s != nil && s.party == ev.Party && len(batch) > 0 {
 				h.enqueueLocked(s, frame{op: gws.OpcodeText, batch: batch, stream: true})
@@ -178,8 +179,12 @@ func (h *Hub) Resync() {
 // encode renders {type, payload, seq} once (seq only on a numbered event); a payload that cannot be encoded is a desk bug,
 // logged and dropped.
 func (h *Hub) encode(ev machine.Event) []byte {
-	if raw, ok := ev.Payload.(json.RawMessage); ok && len(raw) > 0 {
-		// A replayed event: its payload is the JSON the desk encoded when it was emitted.
+	raw := ev.Raw
+	if r, ok := ev.Payload.(json.RawMessage); ok && raw == nil {
+		raw = r
+	}
+	if len(raw) > 0 {
+		// The desk encoded the payload already (a numbered event, or a replayed one).
 		typ, err := json.Marshal(ev.Type)
 		if err != nil {
 			h.cfg.log.Error("encode stream event", "type", ev.Type, "err", err)
@@ -386,7 +391,7 @@ const batchChunk = 64 << 10
 // enables no compression). A net.Conn write is whole with respect to other writes on the
 // connection (gws's own, such as the answer to a client's close), so frames never
 // interleave.
-func (h *Hub) writeBatch(s *socket, batch [][]byte) bool {
+func (h *Hub) writeBatch(s *socket, batch []machine.Event) bool {
 	buf := make([]byte, 0, batchChunk+1024)
 	flush := func() bool {
 		if len(buf) == 0 {
@@ -406,7 +411,11 @@ func (h *Hub) writeBatch(s *socket, batch [][]byte) bool {
 		buf = buf[:0]
 		return true
 	}
-	for _, b := range batch {
+	for _, ev := range batch {
+		b := h.encode(ev)
+		if b == nil {
+			continue
+		}
 		if len(buf) > 0 && len(buf)+len(b)+10 > batchChunk && !flush() {
 			return false
 		}
