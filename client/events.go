@@ -38,6 +38,9 @@ var ErrUnknownEvent = errors.New("unknown event type")
 type Event struct {
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
+	// Seq is the party's sequence number of the event (resume.go); 0 on the snapshot
+	// frames, on the frames that frame a connect, and from a desk that numbers nothing.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // RFQRef is the payload of rfq.closed and rfq.expired.
@@ -95,6 +98,10 @@ type Connected struct {
 	Reconnect bool `json:"reconnect"`
 	// Connects counts the sockets opened so far by this stream, this one included.
 	Connects uint64 `json:"connects"`
+	// Resume is set when the socket asked to resume after Since (resume.go): keep the
+	// state unless an EventStreamGap follows.
+	Resume bool   `json:"resume,omitempty"`
+	Since  uint64 `json:"since,omitempty"`
 }
 
 // newPayload returns a pointer to the payload type of an event type, or nil when the type
@@ -129,6 +136,12 @@ func newPayload(typ string) any {
 		return new(Connected)
 	case EventMakerProtection:
 		return new(ProtectionTripped)
+	case EventSnapshotEnd:
+		return new(SnapshotEnd)
+	case EventStreamResumed:
+		return new(StreamResumed)
+	case EventStreamGap:
+		return new(StreamGap)
 	}
 	return nil
 }
@@ -139,8 +152,9 @@ func KnownEvent(typ string) bool { return newPayload(typ) != nil }
 // Decode decodes the payload into the pointer type of its event type: *RFQ (rfq.created),
 // *RFQRef (rfq.closed, rfq.expired), *Quote, *QuoteStatus, *QuoteAnchored, *TradeStep,
 // *Trade (trade.settled), *TradeFailure, *SignAction (sign.requested), *SignCompleted,
-// *RFQHistory (history.recorded), *Resync, *Connected or *ProtectionTripped
-// (maker.protection). Use it in a type switch. An unknown
+// *RFQHistory (history.recorded), *Resync, *Connected, *ProtectionTripped
+// (maker.protection), *SnapshotEnd, *StreamResumed or *StreamGap. Use it in a type
+// switch. An unknown
 // type gives an error wrapping ErrUnknownEvent.
 func (e Event) Decode() (any, error) {
 	p := newPayload(e.Type)

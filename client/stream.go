@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type StreamOptions struct {
 	// included), the desk revokes its pending quotes that are not settling, and the maker's
 	// quote.status frames say reason "disconnect". A reconnect opens a marked socket again.
 	CancelOnDisconnect bool
+	// NoResume turns resuming off: every reconnect gets the snapshot, as from a desk
+	// before sequence numbers. By default a reconnect asks for the events missed
+	// (?since=, resume.go).
+	NoResume bool
 }
 
 func (o *StreamOptions) withDefaults() StreamOptions {
@@ -89,7 +94,10 @@ type StreamStats struct {
 // (Client.RecoverKey) and subscribe again.
 //
 // Every socket starts with a synthetic EventConnected event, then the desk's snapshot, then
-// live events: on EventConnected the consumer treats what follows as a resync.
+// live events: on EventConnected the consumer treats what follows as a resync. A reconnect
+// resumes instead (unless StreamOptions.NoResume): its Connected.Resume is set, and the
+// desk sends the events missed and EventStreamResumed (keep the state), or EventStreamGap
+// and the snapshot (resync). A numbered event already delivered is not delivered again.
 //
 // Backpressure: the channel holds StreamOptions.Buffer events. When it is full the read loop
 // waits for the consumer, so the socket stops being read and TCP pushes back on the desk;
@@ -104,6 +112,7 @@ type Stream struct {
 	done   chan struct{}
 	cancel context.CancelFunc
 	rng    *rand.Rand // only the run goroutine uses it
+	resume resumePoint
 
 	err       error // set before done is closed
 	connects  atomic.Uint64
@@ -146,6 +155,14 @@ func (c *Client) streamURL(cod bool) string {
 		u.RawQuery = "cancelOnDisconnect=true"
 	}
 	return u.String()
+}
+
+// withQuery appends one query parameter to an address that may hold a query already.
+func withQuery(addr, kv string) string {
+	if strings.Contains(addr, "?") {
+		return addr + "&" + kv
+	}
+	return addr + "?" + kv
 }
 
 // Events returns the channel of events. It is closed when the stream ends; Err then says
@@ -228,12 +245,19 @@ func backoffDelay(n int, minD, maxD time.Duration, rng *rand.Rand) time.Duration
 // frames read and an error matching ErrUnauthorized on an authentication failure.
 func (s *Stream) connectOnce(ctx context.Context) (uint64, error) {
 	h := &streamHandler{s: s, ctx: ctx}
+	addr, since := s.url, ""
+	if !s.opts.NoResume {
+		since = s.resume.since()
+	}
+	if since != "" {
+		addr = withQuery(addr, "since="+since)
+	}
 	hdr := http.Header{}
 	if key := s.c.APIKey(); key != "" {
 		hdr.Set(APIKeyHeader, key)
 	}
 	conn, resp, err := gws.NewClient(h, &gws.ClientOption{
-		Addr:               s.url,
+		Addr:               addr,
 		RequestHeader:      hdr,
 		HandshakeTimeout:   s.opts.HandshakeTimeout,
 		ReadMaxPayloadSize: s.opts.MaxFrameBytes,
@@ -261,7 +285,11 @@ func (s *Stream) connectOnce(ctx context.Context) (uint64, error) {
 		}
 	}()
 	_ = conn.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
-	payload, _ := json.Marshal(Connected{Reconnect: n > 1, Connects: n})
+	conn1 := Connected{Reconnect: n > 1, Connects: n}
+	if since != "" {
+		conn1.Resume, conn1.Since = true, s.resume.last
+	}
+	payload, _ := json.Marshal(conn1)
 	h.deliver(Event{Type: EventConnected, Payload: payload})
 	conn.ReadLoop()
 	close(stop)
@@ -325,7 +353,7 @@ func (h *streamHandler) OnMessage(c *gws.Conn, m *gws.Message) {
 	defer m.Close()
 	h.frames++
 	ev, ok := h.s.parse(m.Bytes())
-	if ok {
+	if ok && h.s.resume.track(ev) {
 		h.deliver(ev)
 	}
 	_ = c.SetReadDeadline(time.Now().Add(h.s.opts.IdleTimeout))

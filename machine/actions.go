@@ -54,9 +54,7 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 	}
 	a.d.Actions[x.ID] = x
 	a.at(x.ExpiresAt, DLAction, x.ID)
-	if !a.quiet {
-		a.emit(x.Party, EvSignRequested, x.dto())
-	}
+	a.emit(x.Party, EvSignRequested, x.dto()) // also when quiet: events are numbered and retained
 	return x
 }
 

@@ -46,8 +46,13 @@ var inputKinds = map[string]func() Input{
 // (DecodeEnvelope names the version it was given). RecordJSON renders a record for a person.
 
 // recordVersion is the version of the journal record encoding, the first byte of every desk
-// record. Version 4 added the cancel-on-disconnect mark to socket.opened.
-const recordVersion = 4
+// record. Version 4 added the cancel-on-disconnect mark to socket.opened, version 5 its
+// resume request (Resume, Since).
+const recordVersion = 5
+
+// recordVersion4 is read too: version 5 without the resume request in socket.opened (a
+// socket of an older desk asked for none). An older desk refuses version 5.
+const recordVersion4 = 4
 
 // recordVersion3 is the previous version, still read: version 4 without the mark in
 // socket.opened (a socket of an older desk is unmarked). An older desk refuses version 4.
@@ -71,14 +76,14 @@ func EncodeEnvelope(env Envelope) ([]byte, error) {
 }
 
 // DecodeEnvelope reads a journal record written by EncodeEnvelope, or by a desk of the
-// previous record version (recordVersion3). A record of another version, such as the JSON
+// previous record versions (recordVersion4, recordVersion3). A record of another version, such as the JSON
 // records of earlier desks, is refused with an error naming it.
 func DecodeEnvelope(b []byte) (Envelope, error) {
 	if len(b) == 0 {
 		return Envelope{}, fmt.Errorf("decode journal record: empty")
 	}
-	if b[0] != recordVersion && b[0] != recordVersion3 {
-		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only versions %d and %d", foreignVersion(b), recordVersion3, recordVersion)
+	if b[0] != recordVersion && b[0] != recordVersion4 && b[0] != recordVersion3 {
+		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only versions %d to %d", foreignVersion(b), recordVersion3, recordVersion)
 	}
 	d := wire.NewDecoder(b)
 	d.Skip(1)

@@ -91,6 +91,11 @@ type Config struct {
 	// (register/start answers 429 at the cap); 0, in a desk journaled before the cap, is
 	// no cap.
 	MaxPendingRegistrations int `json:"maxPendingRegistrations,omitempty"`
+	// StreamRetentionEvents and StreamRetention bound each party's window of retained stream
+	// events for a resume (stream_resume.go): the newest StreamRetentionEvents within
+	// StreamRetention. 0, in a desk journaled before the window, retains nothing.
+	StreamRetentionEvents int           `json:"streamRetentionEvents,omitempty"`
+	StreamRetention       time.Duration `json:"streamRetention,omitempty"`
 
 	Instruments []Instrument `json:"instruments"`
 	FeeTiers    []FeeTier    `json:"feeTiers"`
@@ -121,6 +126,8 @@ func DefaultConfig() Config {
 		HistoryRetention:     500,
 		// A new desk journals the cap with its genesis.
 		MaxPendingRegistrations: DefaultMaxPendingRegistrations,
+		StreamRetentionEvents:   DefaultStreamRetentionEvents,
+		StreamRetention:         DefaultStreamRetention,
 	}
 }
 
@@ -159,6 +166,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPendingRegistrations < 0 {
 		errs = append(errs, errors.New("max_pending_registrations must not be negative"))
+	}
+	if err := c.validateStreamRetention(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Operator == "" || c.FeeParty == "" {
 		errs = append(errs, errors.New("operator and fee party must be set"))

@@ -33,6 +33,9 @@ func DescribeOutputs(out Outputs) string {
 		if e.Socket != 0 {
 			to = fmt.Sprintf("%s socket %d", e.Party, e.Socket)
 		}
+		if e.Seq != 0 {
+			to += fmt.Sprintf(" seq %d", e.Seq)
+		}
 		fmt.Fprintf(&b, "event %s: %s %s\n", to, e.Type, describeJSON(e.Payload))
 	}
 	for _, c := range out.Calls {

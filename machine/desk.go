@@ -50,6 +50,9 @@ type Desk struct {
 	// Protections are the makers' protections (MMP), by party id: one per party that set
 	// it (maker_protection.go).
 	Protections map[string]*Protection `json:"protections,omitempty"`
+	// Streams are every party's stream sequence number and retained events, by party id
+	// (stream_resume.go); an entry is made at a party's first event.
+	Streams map[string]*PartyStream `json:"streams,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
@@ -108,9 +111,11 @@ func Apply(d *Desk, env Envelope) Outputs {
 // rebuilding the state from a journal. It makes exactly the changes to the desk that Apply
 // makes: the same code runs, and only the collecting of replies, events, ledger calls,
 // socket closes and bindings is left out, together with the building of payloads that
-// nothing but those outputs carries (the wire DTOs, which only read the state). Ledger
-// calls are still recorded as pending, ids still drawn, deadlines still set. It returns
-// the earliest time at which the desk wants a Tick, as Outputs.NextDeadline.
+// nothing but those outputs carries (reply bodies, the connect-time snapshot). Ledger
+// calls are still recorded as pending, ids still drawn, deadlines still set, and stream
+// events still numbered and retained with their encoded payloads (stream_resume.go), which
+// are state. It returns the earliest time at which the desk wants a Tick, as
+// Outputs.NextDeadline.
 //
 // It pays only on replay: node BenchmarkReplay/replay takes 1.24× as long when ApplyQuiet
 // collects the outputs like Apply (median of 5 interleaved runs, issue 17; the loop and the
@@ -215,10 +220,11 @@ func (a *applier) refuseTo(seq uint64, err *APIError) {
 
 // emit sends an event to every socket of a party.
 func (a *applier) emit(party, typ string, payload any) {
+	seq, raw := a.sequence(party, typ, payload)
 	if a.quiet {
 		return
 	}
-	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload})
+	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload, Seq: seq, Raw: raw})
 }
 
 // call issues a ledger call and records what to do with its result.

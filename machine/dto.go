@@ -257,6 +257,10 @@ type ConfigDTO struct {
 	MaxTTLSeconds         int           `json:"maxTtlSeconds"`
 	ActionLifetimeSeconds int           `json:"actionLifetimeSeconds"`
 	MaxBatch              int           `json:"maxBatch"`
+	// StreamRetentionEvents and StreamRetentionSeconds are the per-party window a stream
+	// resume (?since=) can replay.
+	StreamRetentionEvents  int `json:"streamRetentionEvents"`
+	StreamRetentionSeconds int `json:"streamRetentionSeconds"`
 }
 
 // ReferencePriceDTO answers GET /maker/reference-price.

@@ -218,7 +218,7 @@ func TestSocket_SnapshotContentAndOrder(t *testing.T) {
 	}
 	// r1: rfq.created only (its live quote was replaced by one not recorded yet);
 	// r2: rfq.created, quote.created, quote.status.
-	if got := joined(types); got != "rfq.created,rfq.created,quote.created,quote.status" {
+	if got := joined(types); got != "rfq.created,rfq.created,quote.created,quote.status,snapshot.end" {
 		t.Fatalf("snapshot %s", got)
 	}
 	eq(t, "first", evs[0].Payload, h.d.rfqDTO(h.d.RFQs[r1.RfqID]))

@@ -18,6 +18,8 @@ func encodeInput(e *encoder, in Input) error {
 		e.Uvarint(v.Socket)
 		e.Str(v.KeyHash)
 		e.Bool(v.CancelOnDisconnect) // since record version 4
+		e.Bool(v.Resume)             // since record version 5
+		e.Uvarint(v.Since)
 	case SocketClosed:
 		e.Uvarint(v.Socket)
 	case LedgerResult:
@@ -122,7 +124,7 @@ func encodeInput(e *encoder, in Input) error {
 }
 
 // decodeInput reads the binary body of an input of the given kind from a record of the
-// given version (recordVersion or recordVersion3).
+// given version (recordVersion, recordVersion4 or recordVersion3).
 func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 	var in Input
 	switch kind {
@@ -134,6 +136,9 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		o := SocketOpened{Socket: d.Uvarint(), KeyHash: d.Str()}
 		if version != recordVersion3 {
 			o.CancelOnDisconnect = d.Bool()
+		}
+		if version == recordVersion {
+			o.Resume, o.Since = d.Bool(), d.Uvarint()
 		}
 		in = o
 	case SocketClosed{}.Kind():

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/deskco/rfqdesk/money"
@@ -55,6 +56,13 @@ type Event struct {
 	Socket  uint64 `json:"socket,omitempty"`
 	Type    string `json:"type"`
 	Payload any    `json:"payload"`
+	// Seq is the party's sequence number of the event (stream_resume.go): set on every
+	// event addressed to the party and on the replayed frames of a resume; zero on the
+	// snapshot frames and the frames that end a connect.
+	Seq uint64 `json:"seq,omitempty"`
+	// Raw is Payload's JSON when the desk encoded it already (a numbered event, which it
+	// retains encoded), so that the transport does not encode it again; nil otherwise.
+	Raw json.RawMessage `json:"-"`
 }
 
 // SocketClose tells the transport to close a stream socket with a close code.
@@ -94,6 +102,10 @@ type SocketOpened struct {
 	Socket             uint64 `json:"socket"`
 	KeyHash            string `json:"keyHash"`
 	CancelOnDisconnect bool   `json:"cancelOnDisconnect,omitempty"`
+	// Resume is the upgrade's ?since=Since: replay the retained events numbered above
+	// Since instead of the snapshot when the desk still has them all (stream_resume.go).
+	Resume bool   `json:"resume,omitempty"`
+	Since  uint64 `json:"since,omitempty"`
 }
 
 // SocketClosed reports that a stream socket is gone.

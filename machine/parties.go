@@ -371,7 +371,7 @@ func (a *applier) socketOpened(in SocketOpened) {
 		return // the binding and the connect-time snapshot are outputs only
 	}
 	a.out.Bindings = append(a.out.Bindings, SocketBinding{Socket: in.Socket, Party: p.ID})
-	a.snapshot(p, in.Socket)
+	a.resumeOrSnapshot(p, in)
 }
 
 // socketClosed forgets a socket; the party goes offline with its last one, and

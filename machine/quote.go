@@ -257,9 +257,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 	}
 	// Every allocation is prepared: the quote is recorded and its actions handed out.
 	maker := a.d.Parties[q.Maker]
-	if !a.quiet {
-		a.emit(maker.ID, EvQuoteCreated, a.d.quoteDTO(q))
-	}
+	a.emit(maker.ID, EvQuoteCreated, a.d.quoteDTO(q)) // also when quiet: events are numbered and retained
 	for i := range q.Allocations {
 		al := &q.Allocations[i]
 		if al.CID != "" {
@@ -349,10 +347,7 @@ func (a *applier) maybeAnchor(q *Quote) {
 	a.d.m().quote.must(q, TrigAnchored)
 	q.Anchored = true
 	a.scoreQuoted(q)
-	if a.quiet {
-		return
-	}
-	r := a.d.RFQs[q.RFQ]
+	r := a.d.RFQs[q.RFQ] // the frames are built also when quiet: events are numbered and retained
 	dto := a.d.quoteDTO(q)
 	a.emit(q.Maker, EvQuoteAnchored, QuoteAnchoredPayload{QuoteID: q.ID, RfqID: q.RFQ, AnchorCids: dto.AnchorCids})
 	a.emit(r.Taker, EvQuoteCreated, dto)

@@ -203,6 +203,7 @@ func (r reader) config() ConfigDTO {
 		QuoteLifetimeSeconds: int(c.QuoteLifetime / time.Second),
 		MinTTLSeconds:        int(c.MinTTL / time.Second), MaxTTLSeconds: int(c.MaxTTL / time.Second),
 		ActionLifetimeSeconds: int(c.ActionLifetime / time.Second), MaxBatch: MaxBatch,
+		StreamRetentionEvents: c.StreamRetentionEvents, StreamRetentionSeconds: int(c.StreamRetention / time.Second),
 	}
 }
 

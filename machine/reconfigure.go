@@ -96,6 +96,8 @@ func DiffConfig(old, next Config) ([]ConfigDelta, error) {
 	}
 	add("history_retention", strconv.Itoa(old.HistoryRetention), strconv.Itoa(next.HistoryRetention))
 	add("max_pending_registrations", strconv.Itoa(old.MaxPendingRegistrations), strconv.Itoa(next.MaxPendingRegistrations))
+	add("stream_retention_events", strconv.Itoa(old.StreamRetentionEvents), strconv.Itoa(next.StreamRetentionEvents))
+	add("stream_retention", old.StreamRetention.String(), next.StreamRetention.String())
 	add("fee_tier", tiersText(old.FeeTiers), tiersText(next.FeeTiers))
 
 	inForce := map[string]Instrument{}

@@ -108,10 +108,7 @@ func (a *applier) createRFQ(taker *Party, c CreateRFQ) {
 	a.d.byParty.add(r)
 	a.at(r.Deadline, DLRFQDeadline, r.ID)
 	a.scoreInvited(r)
-	if a.quiet {
-		return
-	}
-	dto := a.d.rfqDTO(r)
+	dto := a.d.rfqDTO(r) // also when quiet: events are numbered and retained
 	for _, m := range r.Invited {
 		a.emit(m, EvRfqCreated, dto)
 	}
@@ -264,9 +261,7 @@ func (a *applier) recordHistory(r *RFQ, kind, reason, makerHint string) {
 		return
 	}
 	taker.History = appendBounded(taker.History, row, a.d.Cfg.HistoryRetention)
-	if !a.quiet {
-		a.emit(taker.ID, EvHistoryRecorded, row.dto())
-	}
+	a.emit(taker.ID, EvHistoryRecorded, row.dto()) // also when quiet: events are numbered and retained
 }
 
 // quoteStats counts the quotes the taker saw on an RFQ and finds the best price among them:

@@ -25,9 +25,10 @@ const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
 // Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
-// version 3 each RFQ's USD notional, the makers' protections (maker_protection.go) after
-// the failed trades, then the declines section, which it always writes (an empty one is
-// a zero count), then the makers' scorecards (scorecard.go).
+// version 3 each RFQ's USD notional, then after the failed trades the stream section
+// (every party's stream sequence number and retained events, stream_resume.go), the
+// makers' protections (maker_protection.go), the declines section, which it always writes
+// (an empty one is a zero count), and the makers' scorecards (scorecard.go).
 const snapshotVersion = 3
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
@@ -35,7 +36,8 @@ const snapshotVersion = 3
 const snapshotVersion1 = 1
 
 // snapshotVersion2 is the previous version, still read: version 3 without the RFQs'
-// notionals (recomputed from the configuration's usdPrice), the protections (none set)
+// notionals (recomputed from the configuration's usdPrice), the stream section (an older
+// desk numbered no event, so every party starts again at 1), the protections (none set)
 // and the scorecards (an older desk kept none), and with the declines section present
 // only when some RFQ has declines.
 const snapshotVersion2 = 2
@@ -111,7 +113,10 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
-	writeProtections(e, d.Protections) // since snapshot version 3
+	if err := writeStreamsSection(e, d.Streams); err != nil { // since version 3
+		return fmt.Errorf("encode desk state: %w", err)
+	}
+	writeProtections(e, d.Protections) // since version 3
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
 	if e.Err() != nil {
@@ -246,6 +251,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	if dec.Err() == nil && v3 {
+		d.Streams = readStreamsSection(dec)
+	}
 	d.Protections = map[string]*Protection{}
 	if v3 {
 		d.Protections = readProtections(dec)

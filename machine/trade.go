@@ -374,11 +374,10 @@ func (a *applier) maybeSettle(t *Trade) {
 		return
 	}
 	a.d.m().trade.must(t, TrigAllocated)
-	if !a.quiet {
-		step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: allocationCIDs(q.Allocations, t.Allocations)}
-		a.emit(t.Taker, EvTradeStep, step)
-		a.emit(t.Maker, EvTradeStep, step)
-	}
+	// Also when quiet: events are numbered and retained.
+	step := TradeStepPayload{TradeID: t.ID, RfqID: t.RFQ, Step: "allocated", Refs: allocationCIDs(q.Allocations, t.Allocations)}
+	a.emit(t.Taker, EvTradeStep, step)
+	a.emit(t.Maker, EvTradeStep, step)
 	a.sendSettle(t)
 }
 
@@ -450,10 +449,7 @@ func (a *applier) settled(cont *Continuation, res LedgerResult) {
 	a.d.m().quote.must(winner, TrigWin)
 	a.d.m().rfq.must(r, TrigFill)
 	a.closeRFQ(r)
-	var dto TradeDTO
-	if !a.quiet {
-		dto = a.d.tradeDTO(t)
-	}
+	dto := a.d.tradeDTO(t) // also when quiet: events are numbered and retained
 	for _, id := range []string{t.Taker, t.Maker} {
 		if p := a.d.Parties[id]; p != nil {
 			a.listTrade(p, t)

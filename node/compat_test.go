@@ -35,10 +35,10 @@ func TestOlderDataRefused(t *testing.T) {
 		name, rec, want string
 	}{
 		{"record version 1", `{"v":1,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","input":{}}`,
-			"journal record version 1 (JSON, written by an earlier desk); this desk reads only versions 3 and 4"},
+			"journal record version 1 (JSON, written by an earlier desk); this desk reads only versions 3 to 5"},
 		{"record version 2", `{"v":2,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","bin":""}`,
-			"journal record version 2 (JSON, written by an earlier desk); this desk reads only versions 3 and 4"},
-		{"unknown binary version", "\x07\x02", "journal record version 7; this desk reads only versions 3 and 4"},
+			"journal record version 2 (JSON, written by an earlier desk); this desk reads only versions 3 to 5"},
+		{"unknown binary version", "\x07\x02", "journal record version 7; this desk reads only versions 3 to 5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := journal.NewMemLog(true)

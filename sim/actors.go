@@ -88,8 +88,9 @@ type actor struct {
 	party, hint  string
 	reg          regPhase
 	socket       uint64
-	cod          bool     // opens its streams with ?cancelOnDisconnect=true (cancelondisconnect.go)
-	mmp          *mmpPlan // its maker protection, nil when it sets none (protection.go)
+	cod          bool        // opens its streams with ?cancelOnDisconnect=true (cancelondisconnect.go)
+	mmp          *mmpPlan    // its maker protection, nil when it sets none (protection.go)
+	resume       resumeState // its stream's numbering, for ?since= (resume.go)
 	inflight     map[*request]bool
 	nextReq      uint64 // numbers the actor's requests
 	faucetAt     time.Time
@@ -153,6 +154,7 @@ func newActor(s *Sim, idx int, r role, seed uint64) *actor {
 	a.streamsQuotes = rng.IntN(4) != 0
 	a.cod = drawCancelOnDisconnect(r, seed, idx)
 	a.mmp = drawProtection(r, seed, idx)
+	a.resume = newResumeState(seed, idx)
 	return a
 }
 
@@ -469,7 +471,9 @@ func (a *actor) connect() {
 	s.nextSocket++
 	id := s.nextSocket
 	a.socket = id
-	a.notify(machine.SocketOpened{Socket: id, KeyHash: a.keyHash, CancelOnDisconnect: a.cod}, func() bool { return a.socket == id })
+	in := machine.SocketOpened{Socket: id, KeyHash: a.keyHash, CancelOnDisconnect: a.cod}
+	a.resumeRequest(&in)
+	a.notify(in, func() bool { return a.socket == id })
 }
 
 func (a *actor) disconnect() {
@@ -489,6 +493,7 @@ func (a *actor) socketClosed(code int) {
 // onEvent reacts to one stream frame addressed to the actor's party.
 func (a *actor) onEvent(e machine.Event) {
 	s := a.s
+	a.trackSeq(e)
 	s.harvest(a, e.Payload, false)
 	switch p := e.Payload.(type) {
 	case machine.RfqDTO:

@@ -243,6 +243,7 @@ func (s *Sim) genesis(ledgerSeed, deskSeed uint64) error {
 	cfg.Instruments = cat
 	cfg.FeeTiers = simFeeTiers()
 	cfg.FaucetCooldown = 10 * time.Minute
+	cfg.StreamRetentionEvents, cfg.StreamRetention = simStreamRetention(deskSeed)
 	parties.Apply(&cfg)
 	s.cfg = cfg
 	rec, err = node.EncodeDeskGenesis(cfg)
@@ -412,7 +413,9 @@ func (s *Sim) input(in machine.Input) uint64 {
 	}
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
+	typedReplays(out) // the judge saw the replayed frames' bytes; the rest of the sim wants values
 	s.codCoverage(in, out)
+	s.resumeCoverage(in, out)
 	s.probeAfter(pr, env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})

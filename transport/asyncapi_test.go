@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/build"
 	"go/parser"
@@ -210,6 +211,9 @@ var streamPayloads = map[string]reflect.Type{
 	machine.EvHistoryRecorded: reflect.TypeFor[machine.RfqHistoryDTO](),
 	machine.EvResync:          reflect.TypeFor[struct{}](),
 	machine.EvMakerProtection: reflect.TypeFor[machine.MakerProtectionPayload](),
+	machine.EvSnapshotEnd:     reflect.TypeFor[machine.SnapshotEndPayload](),
+	machine.EvStreamResumed:   reflect.TypeFor[machine.StreamResumedPayload](),
+	machine.EvStreamGap:       reflect.TypeFor[machine.StreamGapPayload](),
 }
 
 // jsonFields lists a struct's JSON field names, and those it always writes (no omitempty).
@@ -320,6 +324,27 @@ func TestAsyncAPIPayloadsMatchMachine(t *testing.T) {
 		}
 		if diff := cmp.Diff(always, required); diff != "" {
 			t.Errorf("%s payload fields always written (-%v +schema required):\n%s", ev, typ, diff)
+		}
+	}
+}
+
+// TestRetainedPayloadsAreTyped: every numbered event a resume replays decodes back to the
+// type the machine emits it with, so that a consumer of the replayed outputs (the
+// simulator's actors) sees what it saw live; the frames that are never retained (resync,
+// and the stream's own snapshot.end, stream.resumed, stream.gap) are left out.
+func TestRetainedPayloadsAreTyped(t *testing.T) {
+	notRetained := map[string]bool{machine.EvResync: true, machine.EvSnapshotEnd: true,
+		machine.EvStreamResumed: true, machine.EvStreamGap: true}
+	for typ, want := range streamPayloads {
+		if notRetained[typ] {
+			continue
+		}
+		raw, err := json.Marshal(reflect.New(want).Elem().Interface())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reflect.TypeOf(machine.RetainedPayload(typ, json.RawMessage(raw))); got != want {
+			t.Errorf("a replayed %s decodes to %v, want %v (machine.RetainedPayload)", typ, got, want)
 		}
 	}
 }

@@ -39,6 +39,8 @@ type openCall struct {
 	socket  uint64
 	keyHash string
 	cod     bool // cancel-on-disconnect
+	resume  bool // ?since= given (ResumeSocket)
+	since   uint64
 }
 
 func newFakeDesk() *fakeDesk { return &fakeDesk{closeCh: make(chan uint64, 1024)} }
@@ -67,7 +69,18 @@ func (d *fakeDesk) Read(_ context.Context, keyHash string, q machine.Query) (mac
 
 func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error {
 	d.mu.Lock()
-	d.opened = append(d.opened, openCall{socket, keyHash, cancelOnDisconnect})
+	d.opened = append(d.opened, openCall{socket: socket, keyHash: keyHash, cod: cancelOnDisconnect})
+	fn := d.openFn
+	d.mu.Unlock()
+	if fn != nil {
+		return fn(socket, keyHash)
+	}
+	return nil
+}
+
+func (d *fakeDesk) ResumeSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool, since uint64) error {
+	d.mu.Lock()
+	d.opened = append(d.opened, openCall{socket, keyHash, cancelOnDisconnect, true, since})
 	fn := d.openFn
 	d.mu.Unlock()
 	if fn != nil {

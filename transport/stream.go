@@ -43,6 +43,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		s.writeError(w, r, http.StatusBadRequest, "", err.Error())
 		return
 	}
+	resume, since, err := streamSince(r)
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, "", err.Error())
+		return
+	}
 	if s.hub.full() {
 		s.metrics.refused.Add(1)
 		s.writeError(w, r, http.StatusServiceUnavailable, machine.CodeRetryLater, "no stream capacity right now; retry with backoff")
@@ -68,6 +73,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		kill:    make(chan struct{}),
 
 		cancelOnDisconnect: cod,
+		resume:             resume,
+		since:              since,
 	}
 	sock.alive.Store(true)
 	if ok, code, reason := s.hub.register(sock); !ok {

@@ -212,6 +212,20 @@ func (s *suite) rows() []Row {
 	} else if !s.skipped("stream") {
 		missing("stream", "memory per socket", "bench BenchmarkStream gave no result")
 	}
+	if v, ok := s.metric("resume", "BenchmarkStreamResume", "resume-p99-ms"); ok {
+		r := atMost("stream", "resume of 5,000 retained events over a WebSocket (?since=0 to stream.resumed), p99", v, "ms", 50)
+		if p50, ok := s.metric("resume", "BenchmarkStreamResume", "resume-p50-ms"); ok {
+			r.Note = fmt.Sprintf("p50 %.2f ms", p50)
+		}
+		rows = append(rows, r)
+		if b, ok := s.metric("resume", "BenchmarkStreamResume", "B/retained-event"); ok {
+			r := info("stream", "memory per retained stream event", b, "B")
+			r.Note = fmt.Sprintf("bounded by stream_retention_events × parties: %.1f MiB a party at the default 5,000", b*5000/(1<<20))
+			rows = append(rows, r)
+		}
+	} else if !s.skipped("resume") {
+		missing("stream", "resume of 5,000 retained events", "bench BenchmarkStreamResume gave no result")
+	}
 
 	// 4. Journal and recovery.
 	if v, ok := s.metric("journal", "BenchmarkAppend/GroupCommit64", "records/s"); ok {

@@ -112,6 +112,10 @@ type fileConfig struct {
 
 	// MaxPendingRegistrations caps the registrations pending at once, desk-wide.
 	MaxPendingRegistrations int `toml:"max_pending_registrations"`
+	// StreamRetentionEvents and StreamRetention bound each party's window of stream events
+	// a resume (?since=) can replay: the newest so many within so long.
+	StreamRetentionEvents int      `toml:"stream_retention_events"`
+	StreamRetention       duration `toml:"stream_retention"`
 	// LedgerDedupWindow is the embedded ledger's deduplication window.
 	LedgerDedupWindow duration `toml:"ledger_dedup_window"`
 }
@@ -154,6 +158,8 @@ func defaultConfig() fileConfig {
 			},
 		}},
 		MaxPendingRegistrations: machine.DefaultMaxPendingRegistrations,
+		StreamRetentionEvents:   machine.DefaultStreamRetentionEvents,
+		StreamRetention:         duration(machine.DefaultStreamRetention),
 		LedgerDedupWindow:       duration(ledgersim.DefaultDedupWindow),
 	}
 }
@@ -263,6 +269,13 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("max_pending_registrations must be at least 1, got %d", c.MaxPendingRegistrations)
 	}
 	m.MaxPendingRegistrations = c.MaxPendingRegistrations
+	if c.StreamRetentionEvents < 0 || c.StreamRetentionEvents > machine.MaxStreamRetentionEvents {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("stream_retention_events must be between 0 and %d, got %d", machine.MaxStreamRetentionEvents, c.StreamRetentionEvents)
+	}
+	if r := time.Duration(c.StreamRetention); r < time.Second || r > machine.MaxStreamRetention {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("stream_retention must be between 1s and %s, got %s", machine.MaxStreamRetention, r)
+	}
+	m.StreamRetentionEvents, m.StreamRetention = c.StreamRetentionEvents, time.Duration(c.StreamRetention)
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		sym := strings.ToLower(in.Symbol)

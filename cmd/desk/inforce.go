@@ -55,6 +55,7 @@ func (c fileConfig) withInForce(m machine.Config) fileConfig {
 	out.MinTTL, out.MaxTTL = duration(m.MinTTL), duration(m.MaxTTL)
 	out.FaucetCooldown = duration(m.FaucetCooldown)
 	out.MaxPendingRegistrations = m.MaxPendingRegistrations
+	out.StreamRetentionEvents, out.StreamRetention = m.StreamRetentionEvents, duration(m.StreamRetention)
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		reservoir[in.Symbol] = in.Reservoir

@@ -315,6 +315,7 @@ func cmdStream(e *env, args []string) error {
 	types := fs.String("types", "", "comma-separated event types to show (default: all)")
 	count := fs.Int("count", 0, "stop after this many events shown (0: until interrupted)")
 	forever := fs.Bool("forever", true, "ignore -timeout: tail until interrupted or -count is reached")
+	noResume := fs.Bool("no-resume", false, "reconnect with a fresh snapshot rather than resuming after the last seq seen")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -334,7 +335,7 @@ func cmdStream(e *env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, e.timeout)
 		defer cancel()
 	}
-	s := c.Subscribe(ctx, nil)
+	s := c.Subscribe(ctx, &client.StreamOptions{NoResume: *noResume})
 	defer s.Close()
 	shown := 0
 	for ev := range s.Events() {
@@ -345,7 +346,11 @@ func cmdStream(e *env, args []string) error {
 			b, _ := json.Marshal(ev)
 			fmt.Fprintln(e.stdout, string(b))
 		} else {
-			fmt.Fprintf(e.stdout, "%s  %-16s %s\n", time.Now().UTC().Format("15:04:05.000"), ev.Type, summarize(ev))
+			seq := ""
+			if ev.Seq != 0 {
+				seq = fmt.Sprintf("#%d ", ev.Seq)
+			}
+			fmt.Fprintf(e.stdout, "%s  %-16s %s%s\n", time.Now().UTC().Format("15:04:05.000"), ev.Type, seq, summarize(ev))
 		}
 		shown++
 		if *count > 0 && shown >= *count {

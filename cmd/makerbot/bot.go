@@ -223,8 +223,17 @@ func (b *bot) handle(ctx context.Context, ev client.Event) error {
 	case client.EventConnected:
 		b.metrics.connects.Add(1)
 		b.connected = true
-		clear(b.rfqs) // a snapshot follows
-		b.log.Info("stream connected", "hint", b.c.Hint())
+		resuming := false
+		if c, err := ev.Connected(); err == nil && c.Resume {
+			resuming = true // the events missed follow, or a stream.gap and a snapshot
+		} else {
+			clear(b.rfqs) // a snapshot follows
+		}
+		b.log.Info("stream connected", "hint", b.c.Hint(), "resume", resuming)
+		return b.reconcile(ctx)
+	case client.EventStreamGap:
+		clear(b.rfqs) // the events missed are gone: a snapshot follows
+		b.log.Info("stream resume met a gap; resyncing from the snapshot", "hint", b.c.Hint())
 		return b.reconcile(ctx)
 	case client.EventRFQCreated:
 		r, err := ev.RFQCreated()

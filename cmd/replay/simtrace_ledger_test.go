@@ -19,7 +19,7 @@ import (
 func prunedSimTrace(t *testing.T) (string, *sim.Result) {
 	t.Helper()
 	var r *sim.Result
-	for seed := uint64(3); seed < 13; seed++ {
+	for seed := uint64(3); seed < 33; seed++ {
 		k := simKnobs(seed, time.Minute, 3, 2, 0.3, "harsh", 0.004, 120)
 		k.StateBytesPerInput = 0 // exactly every 120 inputs, however the state grows
 		s, err := sim.New(k)
@@ -38,7 +38,7 @@ func prunedSimTrace(t *testing.T) (string, *sim.Result) {
 			return path, r
 		}
 	}
-	t.Fatalf("no seed in 3..12 makes a crash-heavy run with pruned journals; the last: %d ledger snapshots and %d crashes",
+	t.Fatalf("no seed in 3..32 makes a crash-heavy run with pruned journals; the last: %d ledger snapshots and %d crashes",
 		r.Stats.LedgerSnapshots, r.Stats.Crashes)
 	return "", nil
 }

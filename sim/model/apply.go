@@ -314,6 +314,9 @@ func (s *step) socketOpened(in machine.SocketOpened) {
 		s.failf("socket %d of %s was never bound to its party", in.Socket, p.Hint)
 		return
 	}
+	if !s.connectFrames(in, p) { // resume.go: a resume sends no snapshot
+		return
+	}
 	// The snapshot: rfq.created for every open RFQ the party is invited to.
 	want := map[string]bool{}
 	for _, r := range m.rfqsOf(p.ID) {

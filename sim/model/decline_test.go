@@ -75,8 +75,15 @@ func TestDeclineInLockstep(t *testing.T) {
 		want string
 	}{
 		{"no quote.declined", env, alter(func(o *machine.Outputs) { o.Events = nil }), "without quote.declined"},
-		{"quote.declined twice", env, alter(func(o *machine.Outputs) { o.Events = append(o.Events, o.Events[0]) }), "twice"},
-		{"quote.declined to the maker", env, alter(func(o *machine.Outputs) { o.Events[0].Party = "maker-one::1220cc" }), "not its taker"},
+		{"quote.declined twice", env, alter(func(o *machine.Outputs) {
+			again := o.Events[0]
+			again.Seq++ // numbered right: the repeat itself is the fault
+			o.Events = append(o.Events, again)
+		}), "twice"},
+		{"quote.declined to the maker", env, alter(func(o *machine.Outputs) {
+			o.Events[0].Party = "maker-one::1220cc"
+			o.Events[0].Seq = w.m.stream("maker-one::1220cc").Seq + 1 // numbered right for the maker
+		}), "not its taker"},
 		{"a wrong reason", env, alter(func(o *machine.Outputs) {
 			o.Events[0].Payload = machine.QuoteDeclinedPayload{RfqID: rfq.RfqID, Maker: "maker-one", Reason: "size"}
 		}), "payload"},

@@ -186,6 +186,9 @@ func (s *step) events() {
 			s.failf("a %s frame addressed to %s, a party the desk does not know", e.Type, e.Party)
 			return
 		}
+		if s.numbered(e, to); s.err != nil {
+			return
+		}
 		switch e.Type {
 		case machine.EvRfqCreated:
 			d, ok := asRfq(e.Payload)

@@ -53,7 +53,8 @@ func TestExecutingActionWaitsPastItsExpiry(t *testing.T) {
 			t.Fatalf("batch %v: an action executing at its expiry was called a divergence: %v", batch, err)
 		}
 		// The execute's answer came (a restart re-issued it): executed, it leaves the queue.
-		done := machine.Outputs{Events: []machine.Event{{Party: m.st.Actions[act].Party, Type: machine.EvSignCompleted, Payload: machine.ActionIDPayload{ActionID: act}}}}
+		party := m.st.Actions[act].Party
+		done := machine.Outputs{Events: []machine.Event{{Party: party, Type: machine.EvSignCompleted, Payload: machine.ActionIDPayload{ActionID: act}, Seq: m.stream(party).Seq + 1}}}
 		if err := m.Apply(machine.Envelope{Seq: 4, At: expiry.Add(time.Minute), Input: machine.Tick{}}, done); err != nil {
 			t.Fatalf("batch %v: sign.completed of the executing action: %v", batch, err)
 		}

@@ -233,6 +233,8 @@ type state struct {
 	Scores map[string][]ScoreFact `json:"scores,omitempty"`
 	// Protections are the makers' protections (protection.go), by party id.
 	Protections map[string]*Protection `json:"protections,omitempty"`
+	// Streams are every party's frame numbering and retained window (resume.go).
+	Streams map[string]*Stream `json:"streams,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -387,6 +389,7 @@ func (m *Model) Clone() *Model {
 	st.Due = slices.Clone(m.st.Due)
 	st.Scores = cloneScores(m.st.Scores)
 	st.Protections = cloneProtections(m.st.Protections)
+	st.Streams = cloneStreams(m.st.Streams)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/node"
+)
+
+// TestStreamRetentionConfig: stream_retention_events and stream_retention default to
+// machine's defaults, a file sets them, and a value outside their bounds (events 0 to
+// machine.MaxStreamRetentionEvents, a window from 1s to machine.MaxStreamRetention) is
+// refused with its key named.
+func TestStreamRetentionConfig(t *testing.T) {
+	events := func(m machine.Config, _ node.LedgerSpec) any { return m.StreamRetentionEvents }
+	window := func(m machine.Config, _ node.LedgerSpec) any { return m.StreamRetention }
+	for _, c := range []struct {
+		name, file string
+		got        func(machine.Config, node.LedgerSpec) any
+		want       any
+		wantErr    string
+	}{
+		{"events default", "", events, machine.DefaultStreamRetentionEvents, ""},
+		{"events set", "stream_retention_events = 25\n", events, 25, ""},
+		{"events zero", "stream_retention_events = 0\n", events, 0, ""},
+		{"events negative", "stream_retention_events = -1\n", events, nil, "stream_retention_events"},
+		{"events too many", "stream_retention_events = 100001\n", events, nil, "stream_retention_events"},
+		{"window default", "", window, machine.DefaultStreamRetention, ""},
+		{"window set", "stream_retention = \"2m\"\n", window, 2 * time.Minute, ""},
+		{"window zero", "stream_retention = \"0s\"\n", window, nil, "stream_retention"},
+		{"window too long", "stream_retention = \"25h\"\n", window, nil, "stream_retention"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, m, spec, err := resolveConfig(t, c.file)
+			if refused(t, err, c.wantErr) {
+				return
+			}
+			if got := c.got(m, spec); got != c.want {
+				t.Errorf("%v, want %v", got, c.want)
+			}
+		})
+	}
+}
