@@ -257,7 +257,7 @@ func TestCancelOnDisconnectRecordVersions(t *testing.T) {
 // TestCancelOnDisconnectSnapshotVersion1: a snapshot of version 1 (written by a desk before
 // cancel-on-disconnect; golden bytes of that desk holding an open socket, a live quote and
 // a revoked one) restores with no socket marked and no revoke reason, and restores the
-// same from its version 2 encoding; version 3 is refused naming both versions read.
+// same from the current encoding; a version after the current one is refused naming those read.
 func TestCancelOnDisconnectSnapshotVersion1(t *testing.T) {
 	v1, err := os.ReadFile("testdata/formats/snapshot-v1.bin")
 	if err != nil {
@@ -290,7 +290,7 @@ func TestCancelOnDisconnectSnapshotVersion1(t *testing.T) {
 	}
 	v3 := slices.Clone(v2)
 	v3[len(snapshotMagic)] = snapshotVersion + 1
-	if _, err := Restore(v3); err == nil || !strings.Contains(err.Error(), "binary snapshot version 3; this desk reads only versions 1 and 2") {
-		t.Fatalf("version 3 snapshot: %v", err)
+	if _, err := Restore(v3); err == nil || !strings.Contains(err.Error(), "binary snapshot version 4; this desk reads only versions 1 to 3") {
+		t.Fatalf("version 4 snapshot: %v", err)
 	}
 }

@@ -25,7 +25,12 @@ const snapshotMagic = "RFQDDESK"
 
 // snapshotVersion is the version of the binary snapshot format written by this desk.
 // Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason.
-const snapshotVersion = 2
+// Version 3 added the idempotency records (idempotency.go).
+const snapshotVersion = 3
+
+// snapshotVersion2 is the previous version, still read: version 3 without the
+// idempotency records (idempotency.go).
+const snapshotVersion2 = 2
 
 // snapshotVersion1 is the previous version, still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -99,6 +104,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	})
 	e.Uvarint(d.Deadlines.Next)
 	e.Strs(d.FailedTrades)
+	writeIdemSection(e, d.Idem) // since version 3
 	writeDeclinesSection(e, d.RFQs)
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
@@ -153,7 +159,7 @@ func Restore(b []byte) (*Desk, error) {
 		if len(b) > 0 && b[0] == '{' {
 			what = "a JSON desk snapshot (written by an earlier desk)"
 		}
-		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d and %d", what, snapshotVersion1, snapshotVersion)
+		return nil, fmt.Errorf("decode desk snapshot: %s; this desk reads only binary snapshots of versions %d to %d", what, snapshotVersion1, snapshotVersion)
 	}
 	d, err := decodeSnapshot(b)
 	if err != nil {
@@ -169,8 +175,8 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	dec := wire.NewBulkDecoder(b)
 	dec.Raw(len(snapshotMagic))
 	v := dec.Uvarint()
-	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion1 {
-		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d and %d", v, snapshotVersion1, snapshotVersion)
+	if dec.Err() == nil && v != snapshotVersion && v != snapshotVersion2 && v != snapshotVersion1 {
+		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
 	v2 := v != snapshotVersion1
 	d := &Desk{}
@@ -221,6 +227,11 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	})
 	d.Deadlines.Next = dec.Uvarint()
 	d.FailedTrades = dec.Strs()
+	if dec.Err() == nil && v == snapshotVersion {
+		if err := readIdemSection(dec, d); err != nil {
+			return nil, fmt.Errorf("idempotency records: %w", err)
+		}
+	}
 	if dec.Err() == nil && dec.Left() > 0 {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {
 			return nil, err
