@@ -206,6 +206,12 @@ func (a *applier) idempotent(in Idempotent) {
 		a.d.idemInFlight = map[uint64]idemRef{}
 	}
 	a.d.idemInFlight[a.seq] = idemRef{scope: scope, key: in.Key}
+	if a.quiet {
+		// A quiet apply (a replay) leaves some answers out altogether; the record needs
+		// the answer, so the command runs loud and ApplyQuiet drops the outputs.
+		a.quiet = false
+		defer func() { a.quiet = true }()
+	}
 	a.command(in.Cmd)
 }
 

@@ -209,11 +209,12 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 	var log []Envelope
 	h.log = &log
 	m := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 120, m)
+	r := h.ok(h.apply(idem("r", "POST", "/rfq", "h", CreateRFQ{Req: houseTaker.req(), Direction: Sell, Qty: money.MustParse("1"),
+		Base: "cbtc", Quote: "usdcx", InvitedMakers: []string{h.hint(m)}, TTLSeconds: 120})), 200).(RfqDTO)
 	q := h.reply(h.apply(idem("q", "POST", "/maker/quotes", "h", SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")}))).Body.(QuoteWithActionsDTO)
 	h.ok(h.sign(m.id, m.key, q.Actions), 200)
 	h.reply(h.apply(idem("a", "POST", "/quote/"+q.QuoteID+"/accept", "", AcceptQuote{Req: houseTaker.req(), QuoteID: q.QuoteID})))
-	if h.d.IdempotencyRecords() != 2 {
+	if h.d.IdempotencyRecords() != 3 {
 		t.Fatalf("%d records", h.d.IdempotencyRecords())
 	}
 	back := roundTrip(t, h.d)
