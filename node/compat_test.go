@@ -72,7 +72,7 @@ func TestOlderDataRefused(t *testing.T) {
 		if err := log.SaveSnapshot(2, js); err != nil {
 			t.Fatal(err)
 		}
-		want := "a JSON desk snapshot (written by an earlier desk); this desk reads only binary snapshots of versions 1 and 2"
+		want := "a JSON desk snapshot (written by an earlier desk); this desk reads only binary snapshots of versions 1 to 3"
 		if _, _, err := node.ReplayDesk(log, true, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("ReplayDesk = %v, want an error containing %q", err, want)
 		}

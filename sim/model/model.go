@@ -226,6 +226,10 @@ type state struct {
 	// before it and checks that each fired (or still applies), so that a Tick costs what
 	// is due rather than a scan of the state.
 	Due dueHeap `json:"due"`
+	// Idem are the Idempotency-Key records by scope and key, IdemBySeq the unanswered
+	// ones by request (idempotency.go).
+	Idem      map[string]map[string]*IdemRec `json:"idem,omitempty"`
+	IdemBySeq map[uint64]string              `json:"idemBySeq,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -378,6 +382,11 @@ func (m *Model) Clone() *Model {
 	}
 	st.FaucetNext = maps.Clone(m.st.FaucetNext)
 	st.Due = slices.Clone(m.st.Due)
+	st.Idem = make(map[string]map[string]*IdemRec, len(m.st.Idem))
+	for scope, recs := range m.st.Idem {
+		st.Idem[scope] = cloneMap(recs, func(r *IdemRec) *IdemRec { c := *r; return &c })
+	}
+	st.IdemBySeq = maps.Clone(m.st.IdemBySeq)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 
