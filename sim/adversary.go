@@ -610,7 +610,8 @@ func (h *hostile) attack() {
 func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
-		h.rotatedKey, h.expiredRegistration, h.takerMassCancel, h.uninvitedDecline, h.badReasonDecline, h.unknownDecline}
+		h.rotatedKey, h.expiredRegistration, h.takerMassCancel, h.uninvitedDecline, h.badReasonDecline, h.unknownDecline,
+		h.idemMalformed, h.idemReused}
 	if pick < 0 {
 		pick = -pick
 	}

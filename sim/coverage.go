@@ -96,6 +96,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, massCancelGoals(k, runs)...)
 	goals = append(goals, declineGoals(k, runs)...)
 	goals = append(goals, codGoals(k, m, runs)...)
+	goals = append(goals, idemGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -133,7 +134,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, idemCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

@@ -79,7 +79,7 @@ func (s *Sim) failf(c Class, format string, args ...any) {
 
 // validStatus are the statuses the machine may answer with.
 var validStatus = map[int]bool{200: true, 202: true, 204: true, 400: true, 401: true, 403: true, 404: true,
-	409: true, 410: true, 501: true, 502: true, 503: true}
+	409: true, 410: true, 422: true, 501: true, 502: true, 503: true} // 422: a reused Idempotency-Key
 
 // checkReply: a reply has a known status, and a refusal says why.
 func (s *Sim) checkReply(r machine.Reply) {

@@ -81,6 +81,21 @@ func TestIdempotencyInLockstep(t *testing.T) {
 		*o = fresh
 	}, "is not the first answer's")
 
+	// A 204 replays as a 204 without a body.
+	cancel := machine.Idempotent{Key: "c1", Method: "DELETE", Path: "/rfq/x", BodyHash: "", Cmd: machine.CancelRFQ{Req: machine.Req{KeyHash: takerKey}, RFQID: "x"}}
+	w.apply(cancel)
+	if rep := w.apply(cancel); rep == nil || !rep.Replayed || rep.Status != 404 {
+		t.Fatalf("a replayed 404: %+v", rep)
+	}
+	rfq0 := w.rfq(takerKey, "1", 60).Body.(machine.RfqDTO)
+	del := machine.Idempotent{Key: "c2", Method: "DELETE", Path: "/rfq/" + rfq0.RfqID, Cmd: machine.CancelRFQ{Req: machine.Req{KeyHash: takerKey}, RFQID: rfq0.RfqID}}
+	if rep := w.apply(del); rep == nil || rep.Status != 204 {
+		t.Fatalf("cancel: %+v", rep)
+	}
+	if rep := w.apply(del); rep == nil || !rep.Replayed || rep.Status != 204 || rep.Body != nil {
+		t.Fatalf("a replayed 204: %+v", rep)
+	}
+
 	// A submission waiting on the ledger: its repeat is 409 RETRY_LATER.
 	rfq := first.Body.(machine.RfqDTO)
 	sub := keyed("q1", "/maker/quotes", "b", machine.SubmitQuote{Req: machine.Req{KeyHash: makerKey}, RFQID: rfq.RfqID, Price: money.MustParse("60000")})

@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// Idempotency keys in the simulation: actors send an Idempotency-Key on a third of their
+// writes, retry a write whose answer a crash lost with the same key (and a write refused
+// 409 RETRY_LATER because its first attempt is still in flight), and now and then send a
+// write twice, as a client that timed out does; only the first answer to arrive reaches
+// the actor. Hostile actors send malformed keys and reuse a key on another path. The
+// model (sim/model) judges every answer; these are the coverage goals.
+const (
+	covIdemReplayed      = "an idempotent retry replayed an answer"
+	covIdemRaced         = "an idempotent retry raced its own first attempt (409 RETRY_LATER)"
+	covIdemAcrossRestart = "an idempotent replay across a desk restart"
+	covIdemReused        = "a reused key with a different body was refused"
+	covAdvIdemMalformed  = "adversary: a malformed Idempotency-Key"
+)
+
+// idemCoverage lists the situations in report order.
+var idemCoverage = []string{covIdemReplayed, covIdemRaced, covIdemAcrossRestart, covIdemReused, covAdvIdemMalformed}
+
+// idemGoals are those a long run must reach: a replay and a race always; a replay across
+// a restart when the desk crashes; the adversaries' cases when there are adversaries.
+func idemGoals(k Knobs, runs int) []string {
+	goals := []string{covIdemReplayed, covIdemRaced}
+	if k.CrashRate > 0 && runs > 1 {
+		goals = append(goals, covIdemAcrossRestart)
+	}
+	if k.Adversaries > 0 {
+		goals = append(goals, covIdemReused, covAdvIdemMalformed)
+	}
+	return goals
+}
+
+// idemAttempts bounds the attempts of one keyed write (the first included).
+const idemAttempts = 6
+
+// idemRand is the actor's generator for its keyed writes, apart from its own so that a
+// run's other decisions stay as they were.
+func (a *actor) idemRand() *rand.Rand {
+	if a.idemRng == nil {
+		a.idemRng = rand.New(rand.NewPCG(uint64(a.idx)+0x1de4, a.s.k.Seed))
+	}
+	return a.idemRng
+}
+
+// keyedSend sends a third of the actor's writes with an Idempotency-Key; it reports
+// whether it took the write.
+func (a *actor) keyedSend(in machine.Input, cb func(machine.Reply)) bool {
+	cmd, ok := in.(machine.Command_)
+	if !ok || a.s.liveness {
+		return false
+	}
+	method, path := idemRoute(cmd)
+	if path == "" {
+		return false
+	}
+	r := a.idemRand()
+	if r.IntN(3) != 0 {
+		return false
+	}
+	a.idemNext++
+	w := machine.Idempotent{Key: fmt.Sprintf("sim-%d-%d", a.idx, a.idemNext), Method: method, Path: path, BodyHash: idemBodyHash(cmd), Cmd: cmd}
+	switch cmd.(type) {
+	case machine.RegisterStart, machine.ChallengeRequest:
+		w.Address = fmt.Sprintf("10.0.%d.%d", a.idx/250, a.idx%250+1)
+	}
+	k := &keyedWrite{a: a, w: w, cb: cb, epoch: a.s.epoch}
+	k.attempt()
+	if r.IntN(4) == 0 {
+		// A client that timed out sends the write again.
+		a.s.after(time.Duration(r.IntN(400))*time.Millisecond, k.attempt)
+	}
+	return true
+}
+
+// keyedWrite is one logical write sent with an Idempotency-Key, maybe several times.
+type keyedWrite struct {
+	a        *actor
+	w        machine.Idempotent
+	cb       func(machine.Reply)
+	epoch    uint64 // the desk's epoch at the first attempt
+	attempts int
+	done     bool // the actor has its answer
+}
+
+// attempt sends the write (again) with the same key.
+func (k *keyedWrite) attempt() {
+	if k.done {
+		return
+	}
+	k.attempts++
+	k.a.sendRaw(k.w, k.answered)
+}
+
+// answered takes one attempt's answer: a lost answer or a 409 of the key in flight is
+// tried again (a bounded number of times); the first other answer goes to the actor.
+func (k *keyedWrite) answered(rep machine.Reply) {
+	s := k.a.s
+	if rep.Replayed {
+		s.cov.hit(covIdemReplayed)
+		if s.epoch != k.epoch {
+			s.cov.hit(covIdemAcrossRestart)
+		}
+	}
+	inFlight := rep.Status == 409 && rep.Err != nil && rep.Err.Code == machine.CodeRetryLater && strings.Contains(rep.Err.Message, "Idempotency-Key")
+	if inFlight {
+		s.cov.hit(covIdemRaced)
+	}
+	if k.done {
+		return
+	}
+	if (inFlight || rep.Status == lostConnection.Status) && k.attempts < idemAttempts && !s.liveness {
+		s.after(time.Duration(500+k.a.idemRand().IntN(1500))*time.Millisecond, k.attempt)
+		return
+	}
+	k.done = true
+	if rep.Replayed {
+		rep.Body = replayedBody(k.w.Cmd, rep)
+	}
+	k.cb(rep)
+}
+
+// replayedBody decodes a replayed answer's JSON into the answer type of the command, as a
+// client decodes the bytes it got (the desk hands the recorded JSON back as it is).
+func replayedBody(c machine.Command_, rep machine.Reply) any {
+	raw, ok := rep.Body.(json.RawMessage)
+	if !ok || rep.Err != nil {
+		return rep.Body
+	}
+	var v any
+	switch c := c.(type) {
+	case machine.RegisterStart:
+		v = &machine.RegisterStartDTO{}
+	case machine.ChallengeRequest:
+		v = &machine.ChallengeDTO{}
+	case machine.Preapproval:
+		v = &machine.OKDTO{}
+	case machine.CreateRFQ:
+		v = &machine.RfqDTO{}
+	case machine.SubmitQuote:
+		v = &machine.QuoteWithActionsDTO{}
+	case machine.CancelAllQuotes:
+		v = &machine.CancelAllQuotesDTO{}
+	case machine.AcceptQuote:
+		v = &machine.TradeWithActionsDTO{}
+	case machine.ExecuteActions:
+		if c.Batch {
+			v = &machine.ExecBatchDTO{}
+		} else {
+			v = &machine.OKDTO{}
+		}
+	case machine.AcceptIncoming, machine.Withdraw:
+		v = &machine.ActionsDTO{}
+	case machine.FaucetDraw:
+		v = &machine.FaucetAnswer{}
+	default:
+		return rep.Body
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return rep.Body
+	}
+	return reflect.ValueOf(v).Elem().Interface()
+}
+
+// idemRoute is the method and path a command is sent on; "" for one that takes no key
+// (its answer carries a new API key, docs/api.md) or that the simulator does not key.
+func idemRoute(c machine.Command_) (string, string) {
+	switch c := c.(type) {
+	case machine.RegisterStart:
+		return "POST", "/maker/register/start"
+	case machine.ChallengeRequest:
+		return "POST", "/maker/challenge"
+	case machine.Preapproval:
+		return "POST", "/maker/preapproval"
+	case machine.CreateRFQ:
+		return "POST", "/rfq"
+	case machine.CancelRFQ:
+		return "DELETE", "/rfq/" + c.RFQID
+	case machine.SubmitQuote:
+		return "POST", "/maker/quotes"
+	case machine.DeleteQuote:
+		return "DELETE", "/maker/quotes/" + c.QuoteID
+	case machine.CancelAllQuotes:
+		return "DELETE", "/maker/quotes"
+	case machine.DeclineRFQ:
+		return "POST", "/maker/rfq/" + c.RFQID + "/decline"
+	case machine.AcceptQuote:
+		return "POST", "/quote/" + c.QuoteID + "/accept"
+	case machine.ExecuteActions:
+		return "POST", "/tx/execute"
+	case machine.AcceptIncoming:
+		return "POST", "/wallet/incoming/" + c.CID + "/accept"
+	case machine.Withdraw:
+		return "POST", "/wallet/withdraw"
+	case machine.FaucetDraw:
+		return "POST", "/faucet"
+	}
+	return "", ""
+}
+
+// idemBodyHash stands for the SHA-256 of the request's body: that of the command's journal
+// encoding, the same for the same command.
+func idemBodyHash(c machine.Command_) string {
+	b, err := machine.EncodeEnvelope(machine.Envelope{Input: c})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// idemMalformed: a write with a malformed Idempotency-Key is 400 and changes nothing.
+func (h *hostile) idemMalformed() bool {
+	a := h.a
+	bad := []string{"", "has space", strings.Repeat("k", 65), "é", "a/b"}[a.rng.IntN(5)]
+	in := machine.CancelRFQ{Req: h.req(), RFQID: fmt.Sprintf("rfq_%x", a.rng.Uint64())}
+	w := machine.Idempotent{Key: bad, Method: "DELETE", Path: "/rfq/" + in.RFQID, BodyHash: idemBodyHash(in), Cmd: in}
+	h.send(w, &expectation{class: covAdvIdemMalformed, what: fmt.Sprintf("DELETE /rfq/%s by %s with Idempotency-Key %q", in.RFQID, a.party, bad),
+		want: one(400, ""), immediate: true,
+		refine: func(e *expectation) *expectation { return h.keyRaceOf(in.KeyHash, e) }}, nil)
+	return true
+}
+
+// idemReused: a key answered on one path, sent again on another, is 422
+// IDEMPOTENCY_KEY_REUSED and changes nothing.
+func (h *hostile) idemReused() bool {
+	a := h.a
+	a.idemNext++
+	key := fmt.Sprintf("adv-%d-%d", a.idx, a.idemNext)
+	first := machine.CancelRFQ{Req: h.req(), RFQID: fmt.Sprintf("rfq_%x", a.rng.Uint64())}
+	a.sendRaw(machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + first.RFQID, BodyHash: idemBodyHash(first), Cmd: first}, func(rep machine.Reply) {
+		if rep.Status != 404 || a.s.liveness {
+			return // lost, or the key rotated away: nothing recorded to reuse
+		}
+		other := machine.CancelRFQ{Req: h.req(), RFQID: first.RFQID + "0"}
+		h.send(machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + other.RFQID, BodyHash: idemBodyHash(other), Cmd: other},
+			&expectation{class: covIdemReused, what: fmt.Sprintf("DELETE /rfq/%s by %s with the Idempotency-Key %s of DELETE /rfq/%s", other.RFQID, a.party, key, first.RFQID),
+				want: one(422, machine.CodeIdempotencyKeyReused), immediate: true,
+				refine: func(e *expectation) *expectation { return h.keyRaceOf(other.KeyHash, e) }}, nil)
+	})
+	return true
+}
