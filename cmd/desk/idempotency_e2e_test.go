@@ -89,14 +89,15 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 	if status != 200 || replayed != "" || !strings.Contains(first, `"rfqId"`) {
 		t.Fatalf("first: %d %q %s", status, replayed, first)
 	}
+	rfqs := 1 // the RFQs the house taker has made
 	check := func(base, when string) {
 		t.Helper()
 		status, replayed, again := idemCall(t, "POST", base+"/rfq", houseKey, "e2e-rfq-1", body)
 		if status != 200 || replayed != "true" || again != first {
 			t.Fatalf("%s: %d %q %s, want 200 replayed %s", when, status, replayed, again, first)
 		}
-		if n := mine(base); n != 1 {
-			t.Fatalf("%s: %d RFQs, want 1", when, n)
+		if n := mine(base); n != rfqs {
+			t.Fatalf("%s: %d RFQs, want %d", when, n, rfqs)
 		}
 	}
 	check(p.base, "repeat")
@@ -114,6 +115,21 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 	}
 	if n := mine(p.base); n != 1 {
 		t.Fatalf("%d RFQs after the refusals, want 1", n)
+	}
+	// Through the Go client: the same call twice under one key is one RFQ.
+	hc, err := client.New(p.base, client.WithAPIKey(houseKey), client.WithWriteRetries(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := client.CreateRFQRequest{Direction: "BUY", Qty: "0.01", Base: "CBTC", Quote: "usdcx", InvitedMakers: []string{m.Hint()}, TTLSeconds: 3600}
+	r1, err1 := hc.CreateRFQ(client.WithIdempotencyKey(ctx(t), "e2e-client-1"), req)
+	r2, err2 := hc.CreateRFQ(client.WithIdempotencyKey(ctx(t), "e2e-client-1"), req)
+	if err1 != nil || err2 != nil || r1.RFQID != r2.RFQID {
+		t.Fatalf("the client's keyed call twice: %+v %v, %+v %v", r1, err1, r2, err2)
+	}
+	rfqs = 2
+	if n := mine(p.base); n != rfqs {
+		t.Fatalf("%d RFQs after the client's keyed call twice, want %d", n, rfqs)
 	}
 
 	s.Close()
