@@ -210,12 +210,22 @@ func idemRoute(c machine.Command_) (string, string) {
 	return "", ""
 }
 
-// idemBodyHash stands for the SHA-256 of the request's body: that of the command's journal
-// encoding, the same for the same command.
+// idemBodyHash stands for the SHA-256 of the request's body: none for the writes whose
+// only argument is in the path (so a key reused on another of those paths differs only by
+// its path, as over HTTP), the reason of a decline, and for the others the command's
+// journal encoding, the same for the same command.
 func idemBodyHash(c machine.Command_) string {
-	b, err := machine.EncodeEnvelope(machine.Envelope{Input: c})
-	if err != nil {
-		return ""
+	var b []byte
+	switch c := c.(type) {
+	case machine.CancelRFQ, machine.DeleteQuote, machine.AcceptQuote, machine.AcceptIncoming,
+		machine.CancelAllQuotes, machine.FaucetDraw, machine.Preapproval:
+	case machine.DeclineRFQ:
+		b = []byte(c.Reason)
+	default:
+		var err error
+		if b, err = machine.EncodeEnvelope(machine.Envelope{Input: c}); err != nil {
+			return ""
+		}
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
