@@ -20,8 +20,8 @@ import (
 // answer again, marked replayed, and changes nothing; a repeat with another method, path
 // or body is 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first is unanswered is 409
 // RETRY_LATER. The record is journaled with its input and carried by the snapshot, so a
-// restart answers alike. Answers of 5xx are not recorded (the key runs anew), nor is a
-// request that a restart ended unanswered.
+// restart answers alike. Answers that ask for a retry (5xx, 429, RETRY_LATER) are not
+// recorded (the key runs anew), nor is a request that a restart ended unanswered.
 
 // Idempotency limits.
 const (
@@ -238,7 +238,8 @@ func (a *applier) idemWants(seq uint64) bool {
 }
 
 // idemAnswered records the answer the desk gives request seq, when it carried a key. An
-// answer of 5xx is not recorded: the record goes, and the key runs anew.
+// answer that asks for a retry (transientAnswer) is not recorded: the record goes, and the
+// key runs anew.
 func (a *applier) idemAnswered(seq uint64, status int, body any, err *APIError) {
 	ref, ok := a.d.idemInFlight[seq]
 	if !ok {
@@ -253,7 +254,7 @@ func (a *applier) idemAnswered(seq uint64, status int, body any, err *APIError) 
 	if r == nil || r.Seq != seq {
 		return
 	}
-	if status >= 500 || (err != nil && err.Status >= 500) {
+	if transientAnswer(status, err) {
 		a.d.idemDrop(ref.scope, s, ref.key)
 		return
 	}
@@ -274,6 +275,16 @@ func (a *applier) idemAnswered(seq uint64, status int, body any, err *APIError) 
 		return
 	}
 	r.Body = b
+}
+
+// transientAnswer reports an answer that tells the client to try again later: a 5xx, a 429
+// or any RETRY_LATER. It is not recorded, so that the retry it asks for, under the same
+// key, runs anew instead of getting the same answer for as long as the key lives.
+func transientAnswer(status int, err *APIError) bool {
+	if err != nil && (err.Code == CodeRetryLater || err.Status >= 500 || err.Status == http.StatusTooManyRequests) {
+		return true
+	}
+	return status >= 500 || status == http.StatusTooManyRequests
 }
 
 // idemBoot ends the records of the requests a restart leaves unanswered: a retry runs anew.

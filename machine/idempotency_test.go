@@ -307,7 +307,9 @@ func TestProperty_IdempotencyLaw(t *testing.T) {
 				if rep.Replayed {
 					t.Fatalf("first use of %q replayed", key)
 				}
-				if rep.Status < 500 {
+				if transientAnswer(rep.Status, rep.Err) {
+					delete(seen, key) // not recorded: the key runs anew
+				} else {
 					seen[key] = first{sig, replyJSON(rep), h.now}
 				}
 				if b, ok := rep.Body.(RfqDTO); ok {
@@ -358,4 +360,28 @@ func TestIdempotentRecordEveryCommand(t *testing.T) {
 			t.Fatalf("re-encoded record differs (%v)", err)
 		}
 	})
+}
+
+// TestIdempotentTransientNotRecorded: an answer that asks for a retry (here 409
+// RETRY_LATER, a withdrawal blocked by a settling trade, and 501 where no withdrawal runs)
+// is not recorded, so the same key runs anew.
+func TestIdempotentTransientNotRecorded(t *testing.T) {
+	if !transientAnswer(409, &APIError{Status: 409, Code: CodeRetryLater}) || !transientAnswer(503, nil) ||
+		!transientAnswer(429, &APIError{Status: 429}) || transientAnswer(409, &APIError{Status: 409}) || transientAnswer(404, &APIError{Status: 404}) {
+		t.Fatal("transientAnswer misjudges")
+	}
+	cfg := testConfig()
+	cfg.Network = Sandbox // withdrawals answer 501
+	h := newHarnessWith(t, cfg)
+	in := idem("w", "POST", "/wallet/withdraw", "h", Withdraw{Req: houseTaker.req(), Symbol: "cbtc", Amount: money.MustParse("1"), Receiver: "x::1220aa"})
+	first := h.reply(h.apply(in))
+	if first.Status < 500 {
+		t.Fatalf("withdraw on the sandbox: %+v", first)
+	}
+	if n := h.d.IdempotencyRecords(); n != 0 {
+		t.Fatalf("%d records after a %d", n, first.Status)
+	}
+	if again := h.reply(h.apply(in)); again.Replayed {
+		t.Fatal("a 5xx was replayed")
+	}
 }

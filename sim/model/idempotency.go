@@ -17,8 +17,8 @@ import (
 // and changes nothing; another method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a
 // repeat while the first is unanswered is 409 RETRY_LATER; a malformed key 400, after
 // authentication. Records live idempotency_retention (24h by default) by input time, at
-// most 10,000 per scope (the oldest evicted first); a 5xx answer is not recorded, nor is a
-// request a restart ended unanswered. The model does not bound the address groups (the
+// most 10,000 per scope (the oldest evicted first); an answer that asks for a retry (5xx,
+// 429, RETRY_LATER) is not recorded, nor is a request a restart ended unanswered. The model does not bound the address groups (the
 // desk keeps 4,096): the simulator uses a handful of addresses.
 
 // idemMaxPerScope is the contract's bound on the records of one scope.
@@ -222,7 +222,8 @@ func (s *step) idemAfter() {
 		if r == nil || r.Seq != rep.Seq {
 			continue
 		}
-		if rep.Status >= 500 {
+		if rep.Status >= 500 || rep.Status == 429 || rep.Err != nil && rep.Err.Code == machine.CodeRetryLater {
+			// An answer that asks for a retry is not recorded: the retry runs anew.
 			m.idemDelete(scope, key)
 			continue
 		}
