@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
 )
 
 // Idempotency keys in the simulation: actors send an Idempotency-Key on a third of their
@@ -24,11 +25,12 @@ const (
 	covIdemRaced         = "an idempotent retry raced its own first attempt (409 RETRY_LATER)"
 	covIdemAcrossRestart = "an idempotent replay across a desk restart"
 	covIdemReused        = "a reused key with a different body was refused"
+	covIdemReusedPath    = "a reused key on another path was refused"
 	covAdvIdemMalformed  = "adversary: a malformed Idempotency-Key"
 )
 
 // idemCoverage lists the situations in report order.
-var idemCoverage = []string{covIdemReplayed, covIdemRaced, covIdemAcrossRestart, covIdemReused, covAdvIdemMalformed}
+var idemCoverage = []string{covIdemReplayed, covIdemRaced, covIdemAcrossRestart, covIdemReused, covIdemReusedPath, covAdvIdemMalformed}
 
 // idemGoals are those a long run must reach: a replay and a race always; a replay across
 // a restart when the desk crashes; the adversaries' cases when there are adversaries.
@@ -38,7 +40,7 @@ func idemGoals(k Knobs, runs int) []string {
 		goals = append(goals, covIdemAcrossRestart)
 	}
 	if k.Adversaries > 0 {
-		goals = append(goals, covIdemReused, covAdvIdemMalformed)
+		goals = append(goals, covIdemReused, covIdemReusedPath, covAdvIdemMalformed)
 	}
 	return goals
 }
@@ -243,22 +245,38 @@ func (h *hostile) idemMalformed() bool {
 	return true
 }
 
-// idemReused: a key answered on one path, sent again on another, is 422
-// IDEMPOTENCY_KEY_REUSED and changes nothing.
+// idemReused: a key answered once, sent again with another body on the same path (POST
+// /maker/quotes at another price) or on another path (DELETE /rfq/{id} of another id), is
+// 422 IDEMPOTENCY_KEY_REUSED and changes nothing.
 func (h *hostile) idemReused() bool {
 	a := h.a
 	a.idemNext++
 	key := fmt.Sprintf("adv-%d-%d", a.idx, a.idemNext)
-	first := machine.CancelRFQ{Req: h.req(), RFQID: fmt.Sprintf("rfq_%x", a.rng.Uint64())}
-	a.sendRaw(machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + first.RFQID, BodyHash: idemBodyHash(first), Cmd: first}, func(rep machine.Reply) {
+	rfq := fmt.Sprintf("rfq_%x", a.rng.Uint64())
+	var first, second machine.Idempotent
+	var class, what string
+	if a.rng.IntN(2) == 0 {
+		q1 := machine.SubmitQuote{Req: h.req(), RFQID: rfq, Price: money.MustParse("1")}
+		q2 := q1
+		q2.Price = money.MustParse("2")
+		first = machine.Idempotent{Key: key, Method: "POST", Path: "/maker/quotes", BodyHash: idemBodyHash(q1), Cmd: q1}
+		second = machine.Idempotent{Key: key, Method: "POST", Path: "/maker/quotes", BodyHash: idemBodyHash(q2), Cmd: q2}
+		class, what = covIdemReused, fmt.Sprintf("POST /maker/quotes on %s at price 2 by %s with the Idempotency-Key %s of the same call at price 1", rfq, a.party, key)
+	} else {
+		c1 := machine.CancelRFQ{Req: h.req(), RFQID: rfq}
+		c2 := machine.CancelRFQ{Req: h.req(), RFQID: rfq + "0"}
+		first = machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + c1.RFQID, BodyHash: idemBodyHash(c1), Cmd: c1}
+		second = machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + c2.RFQID, BodyHash: idemBodyHash(c2), Cmd: c2}
+		class, what = covIdemReusedPath, fmt.Sprintf("DELETE /rfq/%s by %s with the Idempotency-Key %s of DELETE /rfq/%s", c2.RFQID, a.party, key, c1.RFQID)
+	}
+	kh := h.req().KeyHash
+	a.sendRaw(first, func(rep machine.Reply) {
 		if rep.Status != 404 || a.s.liveness {
 			return // lost, or the key rotated away: nothing recorded to reuse
 		}
-		other := machine.CancelRFQ{Req: h.req(), RFQID: first.RFQID + "0"}
-		h.send(machine.Idempotent{Key: key, Method: "DELETE", Path: "/rfq/" + other.RFQID, BodyHash: idemBodyHash(other), Cmd: other},
-			&expectation{class: covIdemReused, what: fmt.Sprintf("DELETE /rfq/%s by %s with the Idempotency-Key %s of DELETE /rfq/%s", other.RFQID, a.party, key, first.RFQID),
-				want: one(422, machine.CodeIdempotencyKeyReused), immediate: true,
-				refine: func(e *expectation) *expectation { return h.keyRaceOf(other.KeyHash, e) }}, nil)
+		h.send(second, &expectation{class: class, what: what,
+			want: one(422, machine.CodeIdempotencyKeyReused), immediate: true,
+			refine: func(e *expectation) *expectation { return h.keyRaceOf(kh, e) }}, nil)
 	})
 	return true
 }
