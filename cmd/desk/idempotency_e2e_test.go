@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -130,6 +132,40 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 	rfqs = 2
 	if n := mine(p.base); n != rfqs {
 		t.Fatalf("%d RFQs after the client's keyed call twice, want %d", n, rfqs)
+	}
+
+	// Eight copies of one keyed write at once: one RFQ; every 200 is the same bytes; the
+	// others may only be 409 RETRY_LATER (a copy that met the first in flight).
+	var wg sync.WaitGroup
+	answers := make([][3]string, 8)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, rp, b := idemCall(t, "POST", p.base+"/rfq", houseKey, "e2e-race-1", body)
+			answers[i] = [3]string{strconv.Itoa(st), rp, b}
+		}()
+	}
+	wg.Wait()
+	fresh, bodyOf200 := 0, ""
+	for _, a := range answers {
+		switch {
+		case a[0] == "200" && (bodyOf200 == "" || a[2] == bodyOf200):
+			bodyOf200 = a[2]
+			if a[1] == "" {
+				fresh++
+			}
+		case a[0] == "409" && strings.Contains(a[2], "RETRY_LATER"):
+		default:
+			t.Fatalf("a concurrent copy answered %v", a)
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d fresh answers among the concurrent copies, want 1: %v", fresh, answers)
+	}
+	rfqs = 3
+	if n := mine(p.base); n != rfqs {
+		t.Fatalf("%d RFQs after the concurrent copies, want %d", n, rfqs)
 	}
 
 	s.Close()
