@@ -29,6 +29,10 @@ type Client struct {
 	base *url.URL
 	http *http.Client
 
+	// writeRetries is how many times a write whose answer was lost is sent again, under
+	// the same Idempotency-Key (idempotency.go); 0: never.
+	writeRetries int
+
 	mu      sync.RWMutex
 	apiKey  string
 	partyID string
@@ -165,8 +169,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	return c.do(ctx, method, path, nil, body, true, out)
 }
 
-// do sends one request and decodes its answer. auth adds X-API-Key.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, body any, auth bool, out any) error {
+// doOnce sends one request and decodes its answer. auth adds X-API-Key; idemKey, when set,
+// is sent as the Idempotency-Key.
+func (c *Client) doOnce(ctx context.Context, method, path string, query url.Values, body any, auth bool, out any, idemKey string) error {
 	var rd io.Reader
 	if body != nil {
 		var b []byte
@@ -197,6 +202,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if key := c.APIKey(); key != "" {
 			req.Header.Set(APIKeyHeader, key)
 		}
+	}
+	if idemKey != "" {
+		req.Header.Set(IdempotencyKeyHeader, idemKey)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -372,26 +372,33 @@ func (a *applier) executeWaitOver(seq uint64) {
 // answerExecute sends the answer of a POST /tx/execute.
 func (a *applier) answerExecute(held *HeldReply) {
 	delete(a.d.Held, held.Seq)
-	if a.quiet {
+	if a.quiet && !a.idemWants(held.Seq) {
 		return
 	}
+	var rep Reply
 	if held.Batch {
 		dto := ExecBatchDTO{Results: make([]ExecResultDTO, len(held.Entries))}
 		for i, e := range held.Entries {
 			dto.Results[i] = ExecResultDTO{ActionID: e.ActionID, Status: e.Status, Error: e.Error, Retryable: e.Retryable}
 		}
-		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: 200, Body: dto})
-		return
+		rep = Reply{Seq: held.Seq, Status: 200, Body: dto}
+	} else {
+		e := held.Entries[0]
+		switch e.Status {
+		case "executed":
+			rep = Reply{Seq: held.Seq, Status: 200, Body: OKDTO{OK: true}}
+		case "in-flight":
+			err := unavailable(CodeRetryLater, "the ledger has not answered yet; the outcome will show in GET /tx/pending and the stream")
+			rep = Reply{Seq: held.Seq, Status: err.Status, Err: err}
+		default:
+			rep = Reply{Seq: held.Seq, Status: e.HTTPError.Status, Err: e.HTTPError}
+		}
 	}
-	e := held.Entries[0]
-	switch e.Status {
-	case "executed":
-		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: 200, Body: OKDTO{OK: true}})
-	case "in-flight":
-		err := unavailable(CodeRetryLater, "the ledger has not answered yet; the outcome will show in GET /tx/pending and the stream")
-		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: err.Status, Err: err})
-	default:
-		a.out.Replies = append(a.out.Replies, Reply{Seq: held.Seq, Status: e.HTTPError.Status, Err: e.HTTPError})
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(rep.Seq, rep.Status, rep.Body, rep.Err)
+	}
+	if !a.quiet {
+		a.out.Replies = append(a.out.Replies, rep)
 	}
 }
 

@@ -96,6 +96,9 @@ type Config struct {
 	// StreamRetention. 0, in a desk journaled before the window, retains nothing.
 	StreamRetentionEvents int           `json:"streamRetentionEvents,omitempty"`
 	StreamRetention       time.Duration `json:"streamRetention,omitempty"`
+	// IdempotencyRetention is how long an Idempotency-Key's record is kept, by input time
+	// (idempotency.go); 0 is DefaultIdempotencyRetention (24h).
+	IdempotencyRetention time.Duration `json:"idempotencyRetention,omitempty"`
 
 	Instruments []Instrument `json:"instruments"`
 	FeeTiers    []FeeTier    `json:"feeTiers"`
@@ -163,6 +166,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HistoryRetention < 1 || c.HistoryRetention > 100000 {
 		errs = append(errs, errors.New("history retention must be between 1 and 100000"))
+	}
+	if c.IdempotencyRetention < 0 {
+		errs = append(errs, errors.New("idempotency_retention must not be negative"))
 	}
 	if c.MaxPendingRegistrations < 0 {
 		errs = append(errs, errors.New("max_pending_registrations must not be negative"))

@@ -53,10 +53,16 @@ type Desk struct {
 	// Streams are every party's stream sequence number and retained events, by party id
 	// (stream_resume.go); an entry is made at a party's first event.
 	Streams map[string]*PartyStream `json:"streams,omitempty"`
+	// Idem holds the idempotency records by scope: a party id, or "addr:" and a client
+	// address group (idempotency.go).
+	Idem map[string]*IdemScope `json:"idem,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
 	byParty rfqIndex
+	// idemInFlight indexes the idempotency records still unanswered by their request's
+	// sequence number; derived from Idem, not state.
+	idemInFlight map[uint64]idemRef
 }
 
 // m returns the configured entity machines, building them on first use (also after a
@@ -143,6 +149,8 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 		a.socketClosed(in)
 	case LedgerResult:
 		a.ledgerResult(in)
+	case Idempotent:
+		a.idempotent(in)
 	case Command_:
 		a.command(in)
 	case Reconfigure:
@@ -179,6 +187,9 @@ type applier struct {
 
 // reply answers the current request.
 func (a *applier) reply(status int, body any) {
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(a.seq, status, body, nil)
+	}
 	if a.quiet {
 		return
 	}
@@ -187,6 +198,9 @@ func (a *applier) reply(status int, body any) {
 
 // refuse answers the current request with an error.
 func (a *applier) refuse(err *APIError) {
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(a.seq, err.Status, nil, err)
+	}
 	if a.quiet {
 		return
 	}
@@ -200,6 +214,9 @@ func (a *applier) replyTo(seq uint64, status int, body any) {
 		return
 	}
 	delete(a.d.Held, seq)
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(seq, status, body, nil)
+	}
 	if a.quiet {
 		return
 	}
@@ -212,6 +229,9 @@ func (a *applier) refuseTo(seq uint64, err *APIError) {
 		return
 	}
 	delete(a.d.Held, seq)
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(seq, err.Status, nil, err)
+	}
 	if a.quiet {
 		return
 	}
@@ -266,6 +286,8 @@ func (a *applier) boot() {
 			}
 		}
 	}
+	// The keyed requests among them are not answered now: their keys run anew.
+	a.idemBoot()
 }
 
 // ---- Deadlines ----

@@ -115,6 +115,8 @@ func encodeInput(e *encoder, in Input) error {
 			return fmt.Errorf("encode the configuration: %w", err)
 		}
 		e.Bytes(cfg)
+	case Idempotent:
+		return encodeIdempotent(e, v)
 	case flow:
 		v.encodeBody(e)
 	default:
@@ -208,6 +210,8 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 			}
 		}
 		in = r
+	case Idempotent{}.Kind():
+		return decodeIdempotent(d, version)
 	default:
 		f, ok := flows[kind]
 		if !ok {

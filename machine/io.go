@@ -47,6 +47,9 @@ type Reply struct {
 	Status int       `json:"status"`
 	Body   any       `json:"body,omitempty"`
 	Err    *APIError `json:"err,omitempty"`
+	// Replayed marks the answer of an earlier request with the same Idempotency-Key,
+	// given again (idempotency.go); the transport sends Idempotent-Replayed: true.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Event is one stream frame addressed to a party: to every socket of the party when Socket

@@ -271,7 +271,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 		q.Actions = append(q.Actions, x.ID)
 	}
 	var body any
-	if !a.quiet {
+	if !a.quiet || a.idemWants(q.ReqSeq) {
 		body = QuoteWithActionsDTO{QuoteDTO: a.d.quoteDTO(q), Actions: a.d.actionDTOs(q.Actions)}
 	}
 	a.replyTo(q.ReqSeq, 200, body)

@@ -90,6 +90,7 @@ func DiffConfig(old, next Config) ([]ConfigDelta, error) {
 		{"max_ttl", old.MaxTTL, next.MaxTTL},
 		{"faucet_cooldown", old.FaucetCooldown, next.FaucetCooldown},
 		{"execute_wait", old.ExecuteWait, next.ExecuteWait},
+		{"idempotency_retention", old.idempotencyRetention(), next.idempotencyRetention()},
 	}
 	for _, d := range durations {
 		add(d.key, d.old.String(), d.new.String())

@@ -27,8 +27,9 @@ const snapshotMagic = "RFQDDESK"
 // Version 2 added each socket's cancel-on-disconnect mark and each quote's revoke reason;
 // version 3 each RFQ's USD notional, then after the failed trades the stream section
 // (every party's stream sequence number and retained events, stream_resume.go), the
-// makers' protections (maker_protection.go), the declines section, which it always writes
-// (an empty one is a zero count), and the makers' scorecards (scorecard.go).
+// makers' protections (maker_protection.go), the idempotency records (idempotency.go),
+// the declines section, which it always writes (an empty one is a zero count), and the
+// makers' scorecards (scorecard.go).
 const snapshotVersion = 3
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
@@ -37,8 +38,8 @@ const snapshotVersion1 = 1
 
 // snapshotVersion2 is the previous version, still read: version 3 without the RFQs'
 // notionals (recomputed from the configuration's usdPrice), the stream section (an older
-// desk numbered no event, so every party starts again at 1), the protections (none set)
-// and the scorecards (an older desk kept none), and with the declines section present
+// desk numbered no event, so every party starts again at 1), the protections (none set),
+// the idempotency records and the scorecards (an older desk kept none), and with the declines section present
 // only when some RFQ has declines.
 const snapshotVersion2 = 2
 
@@ -117,6 +118,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 		return fmt.Errorf("encode desk state: %w", err)
 	}
 	writeProtections(e, d.Protections) // since version 3
+	writeIdemSection(e, d.Idem)        // since version 3
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
 	if e.Err() != nil {
@@ -257,6 +259,11 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	d.Protections = map[string]*Protection{}
 	if v3 {
 		d.Protections = readProtections(dec)
+	}
+	if dec.Err() == nil && v3 {
+		if err := readIdemSection(dec, d); err != nil {
+			return nil, fmt.Errorf("idempotency records: %w", err)
+		}
 	}
 	if dec.Err() == nil && (v3 || dec.Left() > 0) {
 		if err := readDeclinesSection(dec, d.RFQs); err != nil {

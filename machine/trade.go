@@ -299,7 +299,7 @@ func (a *applier) acceptFunded(t *Trade) {
 	}
 	a.at(t.WindowEnds, DLTradeWindow, t.ID)
 	var body any
-	if !a.quiet {
+	if !a.quiet || a.idemWants(seq) {
 		body = TradeWithActionsDTO{TradeDTO: a.d.tradeDTO(t), Actions: a.d.actionDTOs(t.Actions)}
 	}
 	a.replyTo(seq, 202, body)

@@ -112,6 +112,10 @@ type actor struct {
 	mine     map[string]*takerRFQ
 	acceptAt map[string]time.Time
 	acked    []ackedWrite
+
+	// Idempotency-Key writes (idempotency.go): their generator and the last key number.
+	idemRng  *rand.Rand
+	idemNext int
 }
 
 // takerRFQ is one of a taker's RFQs.
@@ -180,6 +184,14 @@ func (a *actor) uniform(lo, hi time.Duration) time.Duration {
 
 // send issues a command; cb gets the reply or lostConnection.
 func (a *actor) send(in machine.Input, cb func(machine.Reply)) {
+	if a.keyedSend(in, cb) { // idempotency.go
+		return
+	}
+	a.sendRaw(in, cb)
+}
+
+// sendRaw issues a command as it is; cb gets the reply or lostConnection.
+func (a *actor) sendRaw(in machine.Input, cb func(machine.Reply)) {
 	a.issue(cb, func(r *request) {
 		seq := a.s.input(in)
 		a.s.waiting[seq] = r

@@ -621,7 +621,7 @@ func (h *hostile) move(pick int) bool {
 	moves := []func() bool{h.foreignQuoteDelete, h.foreignQuoteAccept, h.foreignRFQCancel, h.uninvitedQuote,
 		h.foreignExecute, h.foreignDeposit, h.badInput, h.unknownID, h.rotateBad, h.rotateBadSig,
 		h.rotatedKey, h.expiredRegistration, h.takerMassCancel, h.uninvitedDecline, h.badReasonDecline, h.unknownDecline,
-		h.badScoreWindow, h.badProtection}
+		h.badScoreWindow, h.badProtection, h.idemMalformed, h.idemReused}
 	if pick < 0 {
 		pick = -pick
 	}

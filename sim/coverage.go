@@ -102,6 +102,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, scoreGoals(k, runs)...)
 	goals = append(goals, protectionGoals(k, runs)...)
 	goals = append(goals, resumeGoals(k, m, runs)...)
+	goals = append(goals, idemGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -142,7 +143,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage, protectionCoverage, resumeCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage, protectionCoverage, resumeCoverage, idemCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

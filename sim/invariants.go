@@ -79,7 +79,7 @@ func (s *Sim) failf(c Class, format string, args ...any) {
 
 // validStatus are the statuses the machine may answer with.
 var validStatus = map[int]bool{200: true, 202: true, 204: true, 400: true, 401: true, 403: true, 404: true,
-	409: true, 410: true, 501: true, 502: true, 503: true}
+	409: true, 410: true, 422: true, 501: true, 502: true, 503: true} // 422: a reused Idempotency-Key
 
 // checkReply: a reply has a known status, and a refusal says why.
 func (s *Sim) checkReply(r machine.Reply) {
@@ -101,7 +101,11 @@ type observation struct {
 func (s *Sim) observeBefore(env machine.Envelope) observation {
 	d := s.desk
 	var o observation
-	switch in := env.Input.(type) {
+	input := env.Input
+	if w, ok := input.(machine.Idempotent); ok {
+		input = w.Cmd // what it would run; observeAfter looks only if it ran
+	}
+	switch in := input.(type) {
 	case machine.LedgerResult:
 		if c := d.Pending[in.CommandID]; c != nil {
 			o.contKind, o.contEntity = c.Kind, c.Entity
@@ -172,7 +176,14 @@ func (s *Sim) observeAfter(env machine.Envelope, out machine.Outputs, o observat
 	for _, c := range out.Calls {
 		s.checkAllocationSide(c)
 	}
-	switch in := env.Input.(type) {
+	input := env.Input
+	if w, ok := input.(machine.Idempotent); ok {
+		input = nil
+		if s.ranFresh(w, env.Seq) {
+			input = w.Cmd
+		}
+	}
+	switch in := input.(type) {
 	case machine.AcceptQuote:
 		// The trade an accept made is watched by checkDesk from now on.
 		if q := d.Quotes[in.QuoteID]; q != nil {

@@ -48,7 +48,7 @@ func (s *Server) idCommand(param string, mk func(rq machine.Req, id string) mach
 func (s *Server) call(w http.ResponseWriter, r *http.Request, cmd machine.Command_) (machine.Reply, bool) {
 	ctx, cancel := s.withTimeout(r)
 	defer cancel()
-	rep, err := s.desk.Do(ctx, cmd)
+	rep, err := s.desk.Do(ctx, withIdempotency(r, cmd))
 	if err != nil {
 		s.writeDeskFailure(w, r, err)
 		return machine.Reply{}, false

@@ -55,6 +55,9 @@ func (s *Server) writeWire(w http.ResponseWriter, r *http.Request, e *wireError)
 // writeReply writes the desk's reply: a refusal as {error, code?} with its status, else the
 // body with the reply's status (200 when unset; 204 without a body).
 func (s *Server) writeReply(w http.ResponseWriter, r *http.Request, rep machine.Reply) {
+	if rep.Replayed {
+		w.Header().Set(HeaderIdempotentReplayed, "true")
+	}
 	if rep.Err != nil {
 		status := rep.Err.Status
 		if status < 400 || status > 599 {

@@ -338,6 +338,10 @@ func (s *Server) wrap(rte route) httprouter.Handle {
 			keyHash = HashKey(key)
 			setKeyHash(w, keyHash)
 		}
+		r, ok := s.idempotency(w, r, rte)
+		if !ok {
+			return
+		}
 		rte.handler(w, r, ps, keyHash)
 	}
 }

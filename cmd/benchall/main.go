@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", filepath.Join(os.TempDir(), "rfqdesk-bench"), "directory for bench-results.json, profiles and binaries")
 	fs.StringVar(&o.loadgenArgs, "loadgen", "-makers 100 -takers 32 -invite 3 -duration 15s -fanout-rounds 10", "extra arguments of cmd/loadgen")
 	fs.StringVar(&o.simDuration, "sim-duration", "24h", "simulated busy duration of the simulation run (the issue's standard scenario is 24 hours; the cost per simulated second keeps growing with the ledger's holdings, so a shorter run reads fast)")
-	fs.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: inproc, wire, stream, journal, node, sim, memory, resume")
+	fs.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: inproc, wire, stream, journal, node, sim, memory, resume, idem")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -106,6 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{"sim", s.simulation},
 		{"memory", func() { s.goBench("memory", "./bench", "^BenchmarkDeskMemory$", "1x", 1, false) }},
 		{"resume", func() { s.goBench("resume", "./bench", "^BenchmarkStreamResume$", "1x", 1, false) }},
+		{"idem", func() { s.goBench("idem", "./machine", "^BenchmarkIdempotency$", "20000x", 3, false) }},
 	}
 	for _, st := range steps {
 		if skip[st.name] {

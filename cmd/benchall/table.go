@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/deskco/rfqdesk/machine"
 )
 
 // Row is one line of the table. Target and Ratio are empty for a number reported without
@@ -290,6 +292,24 @@ func (s *suite) rows() []Row {
 	} {
 		v, ok := s.metric("memory", "BenchmarkDeskMemory", m.unit)
 		add(info("memory", m.name, v, "B"), ok)
+	}
+
+	// 7. Idempotency keys (issue 20): the lookup's cost added to a write, against the same
+	// write without a key in the same run (medians of alternate pairs), and a record's heap.
+	if added, ok := s.metric("idem", "BenchmarkIdempotency/write", "added-ns/write"); ok {
+		r := atMost("idempotency", "Idempotency-Key added to a write (POST /rfq, in process)", added/1000, "µs", 5)
+		if base, ok := s.metric("idem", "BenchmarkIdempotency/write", "baseline-ns/write"); ok {
+			r.Note = fmt.Sprintf("the same write without a key: %.2f µs", base/1000)
+		}
+		rows = append(rows, r)
+		v, ok := s.metric("idem", "BenchmarkIdempotency/replay", "ns/op")
+		add(info("idempotency", "a replayed answer (the same key again)", v/1000, "µs"), ok)
+		v, ok = s.metric("idem", "BenchmarkIdempotency/record-bytes", "B/record")
+		r = info("idempotency", "heap per record, the answer's body included", v, "B")
+		r.Note = fmt.Sprintf("bounded: %d records a party", machine.MaxIdempotencyKeysPerScope)
+		add(r, ok)
+	} else if !s.skipped("idem") {
+		missing("idempotency", "Idempotency-Key added to a write", "machine BenchmarkIdempotency gave no result")
 	}
 	return rows
 }

@@ -118,6 +118,8 @@ type fileConfig struct {
 	StreamRetention       duration `toml:"stream_retention"`
 	// LedgerDedupWindow is the embedded ledger's deduplication window.
 	LedgerDedupWindow duration `toml:"ledger_dedup_window"`
+	// IdempotencyRetention is how long an Idempotency-Key's record is kept (0: 24h).
+	IdempotencyRetention duration `toml:"idempotency_retention"`
 }
 
 // defaultConfig is the embedded default: the testnet profile with a small catalog.
@@ -265,6 +267,7 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 	m.ChallengeLifetime, m.ClosedRetention = time.Duration(c.ChallengeLifetime), time.Duration(c.ClosedRetention)
 	m.MinTTL, m.MaxTTL = time.Duration(c.MinTTL), time.Duration(c.MaxTTL)
 	m.FaucetCooldown = time.Duration(c.FaucetCooldown)
+	m.IdempotencyRetention = time.Duration(c.IdempotencyRetention)
 	if c.MaxPendingRegistrations < 1 {
 		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("max_pending_registrations must be at least 1, got %d", c.MaxPendingRegistrations)
 	}

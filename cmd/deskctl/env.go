@@ -51,6 +51,7 @@ type env struct {
 	urlSet                bool
 	json                  bool
 	timeout               time.Duration
+	idemKey               string // --idempotency-key of a write command (idempotency.go)
 }
 
 // flags returns the subcommand's flag set with the common flags registered.
@@ -248,6 +249,7 @@ func query[T any](e *env, fs *flag.FlagSet, args []string, fetch func(*client.Cl
 // within the call timeout, and the answer is {verb: id}.
 func onID(e *env, name, id, verb string, args []string, do func(*client.Client, context.Context, string) error) error {
 	fs := e.flags(name, id)
+	e.keyFlag(fs)
 	c, ctx, cancel, err := e.connect(fs, args, func() error {
 		if fs.NArg() != 1 {
 			return usagef("%s %s", name, id)
@@ -258,7 +260,7 @@ func onID(e *env, name, id, verb string, args []string, do func(*client.Client, 
 		return err
 	}
 	defer cancel()
-	if err := do(c, ctx, fs.Arg(0)); err != nil {
+	if err := do(c, e.keyed(ctx), fs.Arg(0)); err != nil {
 		return err
 	}
 	return e.emit(map[string]string{verb: fs.Arg(0)}, func(w *tabwriter.Writer) { row(w, verb, fs.Arg(0)) })

@@ -54,6 +54,7 @@ func cmdRFQ(e *env, args []string) error {
 
 func rfqCreate(e *env, args []string) error {
 	fs := e.flags("rfq create", "")
+	e.keyFlag(fs)
 	side := fs.String("side", "", "SELL (you sell the base) or BUY (you buy the base)")
 	qty := fs.String("qty", "", "quantity of the base (decimal)")
 	base := fs.String("base", "", "base instrument symbol")
@@ -89,7 +90,7 @@ func rfqCreate(e *env, args []string) error {
 		}
 		invited = d.Makers
 	}
-	r, err := c.CreateRFQ(ctx, client.CreateRFQRequest{Direction: dir, Qty: q, Base: *base, Quote: *quote, InvitedMakers: invited, TTLSeconds: *ttl})
+	r, err := c.CreateRFQ(e.keyed(ctx), client.CreateRFQRequest{Direction: dir, Qty: q, Base: *base, Quote: *quote, InvitedMakers: invited, TTLSeconds: *ttl})
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,7 @@ func cmdQuote(e *env, args []string) error {
 	switch sub {
 	case "submit":
 		fs := e.flags("quote submit", "")
+		e.keyFlag(fs)
 		rfq := fs.String("rfq", "", "RFQ id")
 		price := fs.String("price", "", "quote-instrument amount per 1 base (decimal)")
 		validFor := fs.Duration("valid-for", 0, "quote lifetime (default: the desk's, capped at the deadline)")
@@ -130,7 +132,7 @@ func cmdQuote(e *env, args []string) error {
 		if *validFor > 0 {
 			req.ValidUntil = time.Now().Add(*validFor)
 		}
-		q, err := c.SubmitQuote(ctx, req)
+		q, err := c.SubmitQuote(e.keyed(ctx), req)
 		if err != nil {
 			return err
 		}
@@ -148,6 +150,7 @@ func cmdQuote(e *env, args []string) error {
 		return onID(e, "quote delete", "QUOTE_ID", "deleted", args, (*client.Client).CancelQuote)
 	case "delete-all":
 		fs := e.flags("quote delete-all", "")
+		e.keyFlag(fs)
 		c, ctx, cancel, err := e.connect(fs, args, func() error {
 			if fs.NArg() != 0 {
 				return usagef("quote delete-all takes no argument")
@@ -158,7 +161,7 @@ func cmdQuote(e *env, args []string) error {
 			return err
 		}
 		defer cancel()
-		res, err := c.CancelAllQuotes(ctx)
+		res, err := c.CancelAllQuotes(e.keyed(ctx))
 		if err != nil {
 			return err
 		}
@@ -168,6 +171,7 @@ func cmdQuote(e *env, args []string) error {
 		})
 	case "decline":
 		fs := e.flags("quote decline", "RFQ_ID")
+		e.keyFlag(fs)
 		reason := fs.String("reason", "", "price, size, inventory, instrument or other")
 		c, ctx, cancel, err := e.connect(fs, args, func() error {
 			if fs.NArg() != 1 || *reason == "" {
@@ -179,7 +183,7 @@ func cmdQuote(e *env, args []string) error {
 			return err
 		}
 		defer cancel()
-		if err := c.DeclineRFQ(ctx, fs.Arg(0), *reason); err != nil {
+		if err := c.DeclineRFQ(e.keyed(ctx), fs.Arg(0), *reason); err != nil {
 			return err
 		}
 		out := map[string]string{"declined": fs.Arg(0), "reason": *reason}
@@ -207,6 +211,7 @@ func better(dir client.Direction, a, b client.Decimal) bool {
 
 func cmdAccept(e *env, args []string) error {
 	fs := e.flags("accept", "[QUOTE_ID]")
+	e.keyFlag(fs)
 	rfqID := fs.String("rfq", "", "accept the best live quote of this RFQ (default: my newest open RFQ)")
 	noWait := fs.Bool("no-wait", false, "return once the trade is settling, without waiting for settlement")
 	if err := e.parse(fs, args); err != nil {
@@ -227,7 +232,7 @@ func cmdAccept(e *env, args []string) error {
 	}
 	ctx, cancel := e.call()
 	defer cancel()
-	tr, err := c.AcceptQuote(ctx, quoteID)
+	tr, err := c.AcceptQuote(e.keyed(ctx), quoteID)
 	if err != nil {
 		return err
 	}

@@ -11,13 +11,14 @@ import (
 
 func cmdFaucet(e *env, args []string) error {
 	fs := e.flags("faucet", "")
+	e.keyFlag(fs)
 	accept := fs.Bool("accept", false, "wait for the deposits, accept and sign them")
 	c, ctx, cancel, err := e.connect(fs, args, nil)
 	if err != nil {
 		return err
 	}
 	defer cancel()
-	draw, err := c.Faucet(ctx)
+	draw, err := c.Faucet(e.keyed(ctx))
 	if err != nil {
 		return err
 	}
@@ -139,6 +140,7 @@ func cmdDeposits(e *env, args []string) error {
 
 func cmdWithdraw(e *env, args []string) error {
 	fs := e.flags("withdraw", "")
+	e.keyFlag(fs)
 	symbol := fs.String("symbol", "", "catalog symbol")
 	amount := fs.String("amount", "", "decimal amount")
 	to := fs.String("to", "", "receiver's FULL party id")
@@ -154,7 +156,7 @@ func cmdWithdraw(e *env, args []string) error {
 		return err
 	}
 	defer cancel()
-	acts, err := c.Withdraw(ctx, client.WithdrawRequest{Symbol: *symbol, Amount: amt, Receiver: *to})
+	acts, err := c.Withdraw(e.keyed(ctx), client.WithdrawRequest{Symbol: *symbol, Amount: amt, Receiver: *to})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,12 @@ type step struct {
 	// maker.protection frame it owes (protection.go).
 	protecting map[string]bool
 	trip       *tripDue
+
+	// Idempotency-Key (idempotency.go): idemStill when the input must change nothing (a
+	// repeat, a refused key), idemReplay the record a repeat replays, idemRaced a repeat
+	// of a request still unanswered, idemFresh a first use of a key.
+	idemStill, idemRaced, idemFresh bool
+	idemReplay                      *IdemRec
 }
 
 // expect is a decided answer: a status and a code, or a set of them when the contract
@@ -132,6 +138,9 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 		// No command: only events, replies to earlier requests and closes follow.
 	case machine.Boot:
 		s.boot()
+		m.idemBoot()
+	case machine.Idempotent:
+		s.idempotent(in)
 	case machine.Reconfigure:
 		if err := s.reconfigure(in.Config); err != nil {
 			return err
@@ -147,6 +156,9 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 	}
 	if s.err == nil {
 		s.replies()
+	}
+	if s.err == nil {
+		s.idemAfter()
 	}
 	if s.err == nil {
 		s.events()

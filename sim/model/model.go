@@ -235,6 +235,10 @@ type state struct {
 	Protections map[string]*Protection `json:"protections,omitempty"`
 	// Streams are every party's frame numbering and retained window (resume.go).
 	Streams map[string]*Stream `json:"streams,omitempty"`
+	// Idem are the Idempotency-Key records by scope and key, IdemBySeq the unanswered
+	// ones by request (idempotency.go).
+	Idem      map[string]map[string]*IdemRec `json:"idem,omitempty"`
+	IdemBySeq map[uint64]string              `json:"idemBySeq,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -390,6 +394,11 @@ func (m *Model) Clone() *Model {
 	st.Scores = cloneScores(m.st.Scores)
 	st.Protections = cloneProtections(m.st.Protections)
 	st.Streams = cloneStreams(m.st.Streams)
+	st.Idem = make(map[string]map[string]*IdemRec, len(m.st.Idem))
+	for scope, recs := range m.st.Idem {
+		st.Idem[scope] = cloneMap(recs, func(r *IdemRec) *IdemRec { c := *r; return &c })
+	}
+	st.IdemBySeq = maps.Clone(m.st.IdemBySeq)
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 

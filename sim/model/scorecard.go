@@ -171,7 +171,11 @@ func (s *step) scoreRevoked(q *Quote) {
 	if !q.Anchored {
 		return
 	}
-	if c, ok := s.env.Input.(machine.SubmitQuote); ok && c.RFQID == q.RFQ && s.caller != nil && s.caller.ID == q.Maker {
+	in := s.env.Input
+	if w, keyed := in.(machine.Idempotent); keyed {
+		in = w.Cmd // a keyed re-quote is a re-quote
+	}
+	if c, ok := in.(machine.SubmitQuote); ok && c.RFQID == q.RFQ && s.caller != nil && s.caller.ID == q.Maker {
 		return
 	}
 	if t := m.st.Trades[s.failedTrade[q.RFQ]]; t != nil && t.Quote == q.ID {

@@ -1,0 +1,307 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+)
+
+// Idempotency keys (docs/api.md, "Idempotency keys"), written from the contract: a write
+// with an Idempotency-Key runs once per key and scope (the caller's party; the client
+// address group for the unauthenticated registration calls); a repeat with the same
+// method, path and body answers the first answer again, byte for byte, marked replayed,
+// and changes nothing; another method, path or body is 422 IDEMPOTENCY_KEY_REUSED; a
+// repeat while the first is unanswered is 409 RETRY_LATER; a malformed key 400, after
+// authentication. Records live idempotency_retention (24h by default) by input time, at
+// most 10,000 per scope (the oldest evicted first); an answer that asks for a retry (5xx,
+// 429, RETRY_LATER) is not recorded, nor is a request a restart ended unanswered. The model does not bound the address groups (the
+// desk keeps 4,096): the simulator uses a handful of addresses.
+
+// idemMaxPerScope is the contract's bound on the records of one scope.
+const idemMaxPerScope = 10000
+
+// IdemRec is what the model remembers of one key.
+type IdemRec struct {
+	Sig    string    `json:"sig"` // method, path and body hash
+	At     time.Time `json:"at"`
+	Seq    uint64    `json:"seq"`
+	Done   bool      `json:"done"`
+	Status int       `json:"status,omitempty"`
+	Code   string    `json:"code,omitempty"`
+	Msg    string    `json:"msg,omitempty"`
+	Body   string    `json:"body,omitempty"` // the JSON of a success's body
+	IsErr  bool      `json:"isErr,omitempty"`
+}
+
+// idemRetention is the retention in force.
+func (m *Model) idemRetention() time.Duration {
+	if m.st.Cfg.IdempotencyRetention > 0 {
+		return m.st.Cfg.IdempotencyRetention
+	}
+	return 24 * time.Hour
+}
+
+// validIdemKey is the contract's grammar: 1 to 64 of [A-Za-z0-9_.:-].
+func validIdemKey(k string) bool {
+	if len(k) < 1 || len(k) > 64 {
+		return false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// idempotent judges a write that carried an Idempotency-Key.
+func (s *step) idempotent(in machine.Idempotent) {
+	m := s.m
+	s.route = in.Method + " " + in.Path + " (Idempotency-Key " + in.Key + ")"
+	var scope string
+	switch in.Cmd.(type) {
+	case nil:
+		s.immediate = one(400, "")
+		s.idemStill = true
+		return
+	case machine.RegisterComplete, machine.RotateKey:
+		// The answer carries a new API key, never stored: no key is accepted (docs/api.md).
+		s.immediate = one(400, "")
+		s.idemStill = true
+		return
+	case machine.RegisterStart, machine.ChallengeRequest:
+		scope = "addr:" + in.Address
+	default:
+		hdr := keyHashOf(in.Cmd)
+		accepted := true
+		for _, rep := range s.out.Replies {
+			if rep.Seq == s.env.Seq && rep.Status == 401 {
+				accepted = false
+			}
+		}
+		p := m.resolve(hdr, accepted)
+		if p == nil {
+			s.by = "an unknown key"
+			s.immediate = one(401, "")
+			s.idemStill = true
+			return
+		}
+		s.by = p.Hint
+		scope = p.ID
+	}
+	if !validIdemKey(in.Key) {
+		s.immediate = one(400, "")
+		s.idemStill = true
+		return
+	}
+	if m.st.Idem == nil {
+		m.st.Idem = map[string]map[string]*IdemRec{}
+	}
+	sig := in.Method + " " + in.Path + " " + in.BodyHash
+	recs := m.st.Idem[scope]
+	if r := recs[in.Key]; r != nil && s.at.Sub(r.At) < m.idemRetention() {
+		s.idemStill = true
+		switch {
+		case r.Sig != sig:
+			s.immediate = one(422, machine.CodeIdempotencyKeyReused)
+		case !r.Done:
+			s.immediate = one(409, machine.CodeRetryLater)
+			s.idemRaced = true
+		default:
+			s.idemReplay = r
+			code := ""
+			if r.IsErr {
+				code = r.Code
+			}
+			s.immediate = &expect{alts: []sc{{r.Status, code}}, body: func(rep machine.Reply) string {
+				if r.Status == 204 {
+					if rep.Body != nil {
+						return "a replayed 204 carries a body"
+					}
+					return ""
+				}
+				b, err := json.Marshal(rep.Body)
+				if err != nil || string(b) != r.Body {
+					return fmt.Sprintf("the replayed body %s is not the first answer's %s", b, r.Body)
+				}
+				return ""
+			}}
+		}
+		return
+	}
+	// A new record: the expired ones go first, then the oldest at the bound.
+	if recs == nil {
+		recs = map[string]*IdemRec{}
+		m.st.Idem[scope] = recs
+	}
+	for _, k := range sortedKeys(recs) {
+		if r := recs[k]; s.at.Sub(r.At) >= m.idemRetention() {
+			m.idemDelete(scope, k)
+		}
+	}
+	if len(recs) >= idemMaxPerScope {
+		oldest := ""
+		for _, k := range sortedKeys(recs) {
+			if r := recs[k]; oldest == "" || r.Seq < recs[oldest].Seq {
+				oldest = k
+			}
+		}
+		m.idemDelete(scope, oldest)
+	}
+	m.st.Idem[scope] = recs
+	recs[in.Key] = &IdemRec{Sig: sig, At: s.at, Seq: s.env.Seq}
+	if m.st.IdemBySeq == nil {
+		m.st.IdemBySeq = map[uint64]string{}
+	}
+	m.st.IdemBySeq[s.env.Seq] = scope + "\x00" + in.Key
+	s.idemFresh = true
+	if !s.command(in.Cmd) {
+		s.failf("the model knows no command of kind %q", in.Cmd.Kind())
+	}
+}
+
+// idemDelete forgets a record (and its scope once empty).
+func (m *Model) idemDelete(scope, key string) {
+	r := m.st.Idem[scope][key]
+	if r == nil {
+		return
+	}
+	if !r.Done {
+		delete(m.st.IdemBySeq, r.Seq)
+	}
+	delete(m.st.Idem[scope], key)
+	if len(m.st.Idem[scope]) == 0 {
+		delete(m.st.Idem, scope)
+	}
+}
+
+// idemAfter checks the replies against the records and records first answers: a replay
+// or a refusal of the key is the input's only output and is marked replayed exactly when
+// it is a replay; a first answer (now or to a held request) is recorded unless 5xx.
+func (s *step) idemAfter() {
+	m := s.m
+	if s.idemStill {
+		if len(s.out.Events) != 0 || len(s.out.Calls) != 0 || len(s.out.Replies) != 1 {
+			s.failf("%s changed something: %d events, %d ledger calls, %d replies (a repeat or a refused key changes nothing)",
+				s.whatText(), len(s.out.Events), len(s.out.Calls), len(s.out.Replies))
+			return
+		}
+		if rep := s.out.Replies[0]; rep.Replayed != (s.idemReplay != nil) {
+			s.failf("%s answered with Idempotent-Replayed %v; the contract says %v", s.whatText(), rep.Replayed, s.idemReplay != nil)
+			return
+		}
+		if r := s.idemReplay; r != nil {
+			if rep := s.out.Replies[0]; r.IsErr && (rep.Err == nil || rep.Err.Message != r.Msg) {
+				s.failf("%s replayed %s; the first answer was %d %s %q", s.whatText(), replyText(rep), r.Status, r.Code, r.Msg)
+			}
+		}
+		return
+	}
+	if len(m.st.IdemBySeq) == 0 {
+		return
+	}
+	for _, rep := range s.out.Replies {
+		ref, ok := m.st.IdemBySeq[rep.Seq]
+		if !ok {
+			if rep.Replayed {
+				s.failf("a reply to request %d is marked replayed, but it is no repeat of a key", rep.Seq)
+			}
+			continue
+		}
+		if rep.Replayed {
+			s.failf("the first answer to request %d (%s) is marked replayed", rep.Seq, replyText(rep))
+			return
+		}
+		delete(m.st.IdemBySeq, rep.Seq)
+		scope, key := splitRef(ref)
+		r := m.st.Idem[scope][key]
+		if r == nil || r.Seq != rep.Seq {
+			continue
+		}
+		if rep.Status >= 500 || rep.Status == 429 || rep.Err != nil && rep.Err.Code == machine.CodeRetryLater {
+			// An answer that asks for a retry is not recorded: the retry runs anew.
+			m.idemDelete(scope, key)
+			continue
+		}
+		r.Done, r.Status = true, rep.Status
+		if rep.Err != nil {
+			r.IsErr, r.Code, r.Msg = true, rep.Err.Code, rep.Err.Message
+			continue
+		}
+		if rep.Status != 204 {
+			b, err := json.Marshal(rep.Body)
+			if err != nil {
+				s.failf("the answer to request %d does not encode: %v", rep.Seq, err)
+				return
+			}
+			r.Body = string(b)
+		}
+	}
+}
+
+// idemBoot: a restart ends the unanswered keyed requests; their keys run anew.
+func (m *Model) idemBoot() {
+	for _, seq := range slices.Sorted(maps.Keys(m.st.IdemBySeq)) {
+		scope, key := splitRef(m.st.IdemBySeq[seq])
+		delete(m.st.IdemBySeq, seq)
+		if r := m.st.Idem[scope][key]; r != nil && r.Seq == seq {
+			m.idemDelete(scope, key)
+		}
+	}
+}
+
+// IdemRecord reports the model's record of a key in a scope (a party id, or "addr:" and
+// an address): whether it has one, and whether it is answered.
+func (m *Model) IdemRecord(scope, key string) (has, done bool) {
+	r := m.st.Idem[scope][key]
+	if r == nil || m.st.Now.Sub(r.At) >= m.idemRetention() {
+		return false, false
+	}
+	return true, r.Done
+}
+
+func splitRef(ref string) (scope, key string) {
+	for i := 0; i < len(ref); i++ {
+		if ref[i] == 0 {
+			return ref[:i], ref[i+1:]
+		}
+	}
+	return ref, ""
+}
+
+// keyHashOf is the API key hash a keyed command carries.
+func keyHashOf(c machine.Command_) string {
+	switch c := c.(type) {
+	case machine.Preapproval:
+		return c.KeyHash
+	case machine.CreateRFQ:
+		return c.KeyHash
+	case machine.CancelRFQ:
+		return c.KeyHash
+	case machine.SubmitQuote:
+		return c.KeyHash
+	case machine.DeleteQuote:
+		return c.KeyHash
+	case machine.CancelAllQuotes:
+		return c.KeyHash
+	case machine.DeclineRFQ:
+		return c.KeyHash
+	case machine.AcceptQuote:
+		return c.KeyHash
+	case machine.ExecuteActions:
+		return c.KeyHash
+	case machine.AcceptIncoming:
+		return c.KeyHash
+	case machine.Withdraw:
+		return c.KeyHash
+	case machine.FaucetDraw:
+		return c.KeyHash
+	case machine.ResetProtection:
+		return c.KeyHash
+	}
+	return ""
+}
