@@ -29,6 +29,20 @@ type process struct {
 
 var servingLine = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
 
+// deskFixture builds the desk binary into a fresh temporary directory and writes the base
+// configuration beside it: the binary, the configuration file and the data directory (not
+// created yet) of a desk process for the test to start, kill and restart.
+func deskFixture(t *testing.T) (bin, cfg, data string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin = buildBinary(t, dir, ".", "desk")
+	cfg = filepath.Join(dir, "desk.toml")
+	if err := os.WriteFile(cfg, []byte(baseConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return bin, cfg, filepath.Join(dir, "data")
+}
+
 func startProcess(t *testing.T, bin, dir, cfg string) *process {
 	t.Helper()
 	// Frequent snapshots, so that kills also land between a snapshot and the records after it.
@@ -138,16 +152,7 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the desk process 20 times")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "desk")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "desk.toml")
-	if err := os.WriteFile(cfg, []byte(baseConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
+	bin, cfg, data := deskFixture(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	accounts := make([]*account, 4)
 	for i := range accounts {

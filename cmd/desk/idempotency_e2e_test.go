@@ -3,9 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,16 +49,7 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the desk process")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "desk")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "desk.toml")
-	if err := os.WriteFile(cfg, []byte(baseConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
+	bin, cfg, data := deskFixture(t)
 	start := func() *process {
 		return launch(t, exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", data, "-config", cfg,
 			"-checkpoint-every", "3"), true)

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -99,16 +96,7 @@ func TestProtectionSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the desk process")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "desk")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "desk.toml")
-	if err := os.WriteFile(cfg, []byte(baseConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
+	bin, cfg, data := deskFixture(t)
 	p := startProcess(t, bin, data, cfg)
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
 	m, err := client.New(p.base)
