@@ -99,6 +99,8 @@ type Options struct {
 	KeepConfig bool
 	// Observer, if set, hears of ledger calls and journal fsyncs (metrics).
 	Observer Observer
+	// Journals, if set, opens both journals instead of files under Dir (journals.go).
+	Journals Journals
 }
 
 // Node is a running desk.
@@ -273,6 +275,9 @@ func Open(opts Options) (*Node, error) {
 }
 
 func (n *Node) openLogs(opts Options) error {
+	if opts.Journals != nil {
+		return n.openSharedLogs(context.Background(), opts.Journals)
+	}
 	if opts.Dir == "" {
 		n.Recovered.Fresh = true
 		return nil

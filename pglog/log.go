@@ -37,6 +37,7 @@ type Log struct {
 	closed   chan struct{} // closed by Close: ends Follow
 
 	closeOnce sync.Once
+	fenceOnce sync.Once
 }
 
 type waiter struct {
@@ -266,6 +267,7 @@ func (l *Log) run() {
 			err = l.write(epoch, head, batch)
 		}
 
+		l.noteFenced(err)
 		l.mu.Lock()
 		l.inflight = false
 		if err != nil && l.failed == nil {
@@ -494,7 +496,9 @@ ON CONFLICT (log, seq) DO UPDATE SET data = EXCLUDED.data, epoch = EXCLUDED.epoc
 		return fmt.Errorf("pglog: save snapshot at %d of log %q: %w", seq, l.name, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pglog: save snapshot at %d of log %q under epoch %d: %w", seq, l.name, epoch, journal.ErrFenced)
+		err := fmt.Errorf("pglog: save snapshot at %d of log %q under epoch %d: %w", seq, l.name, epoch, journal.ErrFenced)
+		l.noteFenced(err)
+		return err
 	}
 	return nil
 }
@@ -583,6 +587,7 @@ func (l *Log) Prune() error {
 	})
 	if err != nil {
 		if errors.Is(err, journal.ErrFenced) {
+			l.noteFenced(err)
 			return err
 		}
 		return fmt.Errorf("pglog: prune log %q: %w", l.name, err)
@@ -616,4 +621,11 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 	})
 	return err
+}
+
+// noteFenced tells Options.OnFenced, once, when err says the log was taken over.
+func (l *Log) noteFenced(err error) {
+	if f := l.s.opts.OnFenced; f != nil && errors.Is(err, journal.ErrFenced) {
+		l.fenceOnce.Do(func() { f(l.name, err) })
+	}
 }

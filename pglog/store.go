@@ -25,6 +25,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/deskco/rfqdesk/journal"
 )
 
 // SchemaVersion is the version of the tables this code reads and writes. A database
@@ -97,6 +99,9 @@ type Options struct {
 	// OnCommit, if set, hears of every group commit: how many records one statement
 	// carried and how long it took. It runs on the writer goroutine and must be quick.
 	OnCommit func(log string, records int, took time.Duration)
+	// OnFenced, if set, hears once per log handle that another writer took the log
+	// over: the first append, snapshot or prune that was refused. A desk stops serving.
+	OnFenced func(log string, err error)
 }
 
 // Store is a database holding the desk's logs: a pool of connections shared by its logs.
@@ -241,4 +246,9 @@ func (s *Store) dedicated(ctx context.Context) (*pgx.Conn, error) {
 		return nil, s.connectError(err)
 	}
 	return conn, nil
+}
+
+// OpenLog opens the log called name as a follower (node.Journals).
+func (s *Store) OpenLog(ctx context.Context, name string) (journal.Shared, error) {
+	return s.Log(ctx, name)
 }
