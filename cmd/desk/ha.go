@@ -73,7 +73,9 @@ func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMet
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	store, err := pglog.Open(ctx, f.journal, pglog.Options{
-		OnFenced: func(log string, err error) { h.halt(fmt.Errorf("the %s journal was taken over by another desk: %w", log, err)) },
+		OnFenced: func(log string, err error) {
+			h.halt(fmt.Errorf("the %s journal was taken over by another desk: %w", log, err))
+		},
 		OnCommit: func(log string, records int, took time.Duration) { metrics.JournalSync(log, records, took) },
 	})
 	if err != nil {
