@@ -223,11 +223,15 @@ func (h *haRun) halt(err error) {
 	})
 }
 
-// served records the take over's duration once the desk serves.
-func (h *haRun) served(took time.Duration) {
-	if h != nil {
-		h.takeover.Store(uint64(took))
+// served records the take over's duration once the desk serves, and logs the epochs
+// it leads under (cmd/failover reads them to check that no epoch had two leaders).
+func (h *haRun) served(n *node.Node, took time.Duration) {
+	if h == nil {
+		return
 	}
+	h.takeover.Store(uint64(took))
+	de, le := n.Epochs()
+	h.logger.Info("desk leads", "desk_epoch", de, "ledger_epoch", le, "takeover", took.String())
 }
 
 // close releases the lease and the store.

@@ -224,7 +224,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	go func() { errs <- httpAPI.Serve(api) }()
 	go func() { errs <- httpAdmin.Serve(admin) }()
 	readyFlag.Store(true)
-	ha.served(time.Since(started))
+	ha.served(n, time.Since(started))
 	logger.Info("desk serving", "addr", api.Addr().String(), "admin", admin.Addr().String(), "data", f.data,
 		"network", n.Config.Network, "fresh", n.Recovered.Fresh, "snapshot", n.Recovered.SnapshotSeq,
 		"replayed", n.Recovered.DeskInputs, "ledgerReplayed", n.Recovered.LedgerInputs, "startup", time.Since(started).String())
