@@ -278,9 +278,9 @@ func (rr roundResult) line(round int) string {
 // results sum the rounds.
 type results struct {
 	rounds, zombies, zombiesFenced, zombieWritesRefused, zombieAcked int
-	losses, split                                                   int
-	writes                                                          int
-	takeovers                                                       []time.Duration
+	losses, split                                                    int
+	writes                                                           int
+	takeovers                                                        []time.Duration
 }
 
 func (res *results) add(rr roundResult) {
