@@ -47,7 +47,7 @@ type Standby struct {
 
 	// Applied counts the records applied while following (both journals); Rebuilds the
 	// times a state was rebuilt from a snapshot because the records it needed were pruned.
-	Applied, Rebuilds atomic.Uint64
+	Applied, Rebuilds    atomic.Uint64
 	deskHead, ledgerHead atomic.Uint64 // the journals' heads as last read
 }
 
