@@ -54,19 +54,20 @@ type haRun struct {
 	stopOnce sync.Once
 	// api and admin are the standby's listeners, handed to the serving desk.
 	api, admin net.Listener
+	// standby is the state the standby kept current, taken over by node.Open (nil if it
+	// could not follow: the take over then recovers from the journals).
+	standby atomic.Pointer[node.Standby]
 	// leading is 1 once this desk leads; takeover is how long its last take over took
 	// (from getting the lock to serving), in seconds; lag is how many desk journal
 	// records a standby has not read yet.
 	leading  atomic.Bool
 	takeover atomic.Uint64 // nanoseconds
-	lag      atomic.Int64
-	standbys atomic.Int64 // records read while standing by
 }
 
 // startHA opens the store and gets the lease: at once for -role leader, after standing by
 // (serving 503 on the public API and not-ready on /readyz) for -role auto. It returns nil
 // and ctx's error when ctx ends while standing by.
-func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMetrics) (*haRun, error) {
+func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMetrics, nopts node.Options) (*haRun, error) {
 	h := &haRun{logger: logger, stop: make(chan struct{})}
 	// -data still holds the pid file and the house makers' keys.
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
@@ -94,7 +95,7 @@ func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMet
 			return nil, fmt.Errorf("another desk leads %s (it holds the leader's lock): start this one with -role auto to stand by", store.Where())
 		}
 		h.lease = lease
-	} else if err := h.standBy(ctx, f, metrics); err != nil {
+	} else if err := h.standBy(ctx, f, metrics, nopts); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMet
 
 // standBy serves the standby's answers and follows the desk journal until this desk
 // gets the leader's lock.
-func (h *haRun) standBy(ctx context.Context, f flags, metrics *deskMetrics) error {
+func (h *haRun) standBy(ctx context.Context, f flags, metrics *deskMetrics, nopts node.Options) error {
 	var err error
 	if h.api, err = net.Listen("tcp", f.addr); err != nil {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
@@ -126,13 +127,15 @@ func (h *haRun) standBy(ctx context.Context, f flags, metrics *deskMetrics) erro
 	admin := &http.Server{Handler: adminHandler(metrics, &notReady), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = api.Serve(apiL) }()
 	go func() { _ = admin.Serve(adminL) }()
-	followCtx, stopFollow := context.WithCancel(ctx)
-	followed := make(chan struct{})
-	go func() { defer close(followed); h.follow(followCtx) }()
-	h.logger.Info("desk standing by", "journal", h.store.Where(), "addr", f.addr, "admin", f.adminAddr)
+	nopts.Journals = h.store
+	sb, err := node.OpenStandby(ctx, nopts)
+	if err != nil {
+		h.logger.Warn("standby: cannot follow the journals; a take over will recover from them", "err", err)
+	} else {
+		h.standby.Store(sb)
+	}
+	h.logger.Info("desk standing by", "journal", h.store.Where(), "addr", f.addr, "admin", f.adminAddr, "following", sb != nil)
 	lease, err := h.store.Lead(ctx, 0, 0)
-	stopFollow()
-	<-followed
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = api.Shutdown(shutdownCtx)
@@ -140,33 +143,21 @@ func (h *haRun) standBy(ctx context.Context, f flags, metrics *deskMetrics) erro
 	_ = apiL.TCPListener.SetDeadline(time.Time{}) // the serving desk accepts on them
 	_ = adminL.TCPListener.SetDeadline(time.Time{})
 	if err != nil {
+		if sb := h.standby.Load(); sb != nil {
+			sb.Close()
+		}
 		_ = h.api.Close()
 		_ = h.admin.Close()
 		return err
 	}
+	if sb := h.standby.Load(); sb != nil {
+		if ferr := sb.Err(); ferr != nil {
+			h.logger.Warn("standby: stopped following; the take over recovers from the journals", "err", ferr)
+		}
+	}
 	h.lease = lease
 	h.logger.Info("desk got the leader's lock: taking over", "journal", h.store.Where())
 	return nil
-}
-
-// follow reads the desk journal as the leader writes it, for the lag metric (a wake-up
-// from LISTEN/NOTIFY, then a read by position).
-func (h *haRun) follow(ctx context.Context) {
-	l, err := h.store.Log(ctx, node.DeskJournal)
-	if err != nil {
-		h.logger.Warn("standby: open the desk journal", "err", err)
-		return
-	}
-	defer l.Close()
-	from := l.LastSeq() + 1
-	err = l.Follow(ctx, from, func(seq uint64, _ []byte) error {
-		h.standbys.Add(1)
-		h.lag.Store(int64(l.LastSeq() - seq))
-		return nil
-	})
-	if err != nil && ctx.Err() == nil {
-		h.logger.Warn("standby: follow the desk journal", "err", err)
-	}
 }
 
 // standbyAnswer answers every public request of a standby: 503 RETRY_LATER with
@@ -231,7 +222,8 @@ func (h *haRun) served(n *node.Node, took time.Duration) {
 	}
 	h.takeover.Store(uint64(took))
 	de, le := n.Epochs()
-	h.logger.Info("desk leads", "desk_epoch", de, "ledger_epoch", le, "takeover", took.String())
+	h.logger.Info("desk leads", "desk_epoch", de, "ledger_epoch", le, "takeover", took.String(),
+		"from_standby", n.Recovered.FromStandby)
 }
 
 // close releases the lease and the store.
@@ -255,12 +247,27 @@ func (h *haRun) collectors() []prometheus.Collector {
 			Help: "How long this desk's take over took, from getting the leader's lock to serving (0 if it started as leader)."},
 			func() float64 { return time.Duration(h.takeover.Load()).Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "desk_ha_follower_lag_records",
-			Help: "Desk journal records the standby has not read yet (0 on the leader)."},
-			func() float64 { return float64(h.lag.Load()) }),
+			Help: "Journal records (desk and ledger) the standby has not applied yet, as of its last read (0 on the leader)."},
+			func() float64 { return float64(h.followerLag()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "desk_ha_follower_records_total",
-			Help: "Desk journal records the standby read while standing by."},
-			func() float64 { return float64(h.standbys.Load()) }),
+			Help: "Journal records (desk and ledger) the standby applied while standing by."},
+			func() float64 {
+				if sb := h.standby.Load(); sb != nil {
+					return float64(sb.Applied.Load())
+				}
+				return 0
+			}),
 	}
+}
+
+// followerLag is the standby's lag (0 once leading, or without a standby).
+func (h *haRun) followerLag() int64 {
+	sb := h.standby.Load()
+	if h.leading.Load() || sb == nil {
+		return 0
+	}
+	d, l := sb.Lag()
+	return d + l
 }
 
 func b2f(b bool) float64 {

@@ -169,6 +169,9 @@ func TestHAStandbyTakesOver(t *testing.T) {
 	}
 	sa := standby.waitReady(t, 15*time.Second)
 	t.Logf("take over after a clean stop: %v", time.Since(start))
+	if !strings.Contains(standby.stderr.String(), "from_standby=true") {
+		t.Errorf("the take over did not start from the standby's followed state: %s", standby.stderr.String())
+	}
 	if sa[0] != addr {
 		t.Fatalf("the new leader serves on %s, not its standby address %s", sa[0], addr)
 	}

@@ -150,24 +150,26 @@ func (s *sinkProxy) Deliver(out machine.Outputs) {
 func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, spec node.LedgerSpec,
 	logger *slog.Logger, ready chan<- [2]string) error {
 	metrics := newDeskMetrics()
+	sink := &sinkProxy{metrics: metrics}
+	nopts := node.Options{
+		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
+		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff, CheckpointEvery: f.checkpointEvery,
+		Observer: metrics,
+	}
 	var ha *haRun
 	if f.journal != "" {
 		var err error
-		if ha, err = startHA(ctx, f, logger, metrics); err != nil {
+		if ha, err = startHA(ctx, f, logger, metrics, nopts); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopped while standing by
 			}
 			return fmt.Errorf("open the journals: %w", err)
 		}
 		defer ha.close()
+		nopts.Journals, nopts.Standby = ha.store, ha.standby.Load()
 	}
 	started := time.Now()
-	sink := &sinkProxy{metrics: metrics}
-	n, err := node.Open(node.Options{
-		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
-		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff, CheckpointEvery: f.checkpointEvery,
-		Observer: metrics, Journals: ha.journals(),
-	})
+	n, err := node.Open(nopts)
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
 	}

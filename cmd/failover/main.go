@@ -257,14 +257,15 @@ func (r *rehearsal) run(ctx context.Context) (*results, error) {
 type roundResult struct {
 	signal   string
 	takeover time.Duration
+	hot      bool // the new leader started from its standby's followed state
 	zombie   zombieReport
 	check    verdict
 	split    int
 }
 
 func (rr roundResult) line(round int) string {
-	s := fmt.Sprintf("round %3d: %-7s takeover %6dms  acked %5d  lost %d  split-brain %d", round, rr.signal,
-		rr.takeover.Milliseconds(), rr.check.acked, rr.check.lost(), rr.split)
+	s := fmt.Sprintf("round %3d: %-7s takeover %6dms (hot %-5v)  acked %5d  lost %d  split-brain %d", round, rr.signal,
+		rr.takeover.Milliseconds(), rr.hot, rr.check.acked, rr.check.lost(), rr.split)
 	if rr.signal == "SIGSTOP" {
 		s += fmt.Sprintf("  zombie: exited %v, said %q, write refused %v, request acknowledged %v",
 			rr.zombie.exited, rr.zombie.said, rr.zombie.refused, rr.zombie.acked)
@@ -278,7 +279,7 @@ func (rr roundResult) line(round int) string {
 // results sum the rounds.
 type results struct {
 	rounds, zombies, zombiesFenced, zombieWritesRefused, zombieAcked int
-	losses, split                                                    int
+	losses, split, hot                                               int
 	writes                                                           int
 	takeovers                                                        []time.Duration
 }
@@ -288,6 +289,9 @@ func (res *results) add(rr roundResult) {
 	res.losses += rr.check.lost()
 	res.split += rr.split
 	res.takeovers = append(res.takeovers, rr.takeover)
+	if rr.hot {
+		res.hot++
+	}
 	if rr.signal == "SIGSTOP" {
 		res.zombies++
 		if rr.zombie.fenced() {
@@ -315,9 +319,9 @@ func (res *results) print(w io.Writer) {
 		}
 		return t[min(len(t)-1, int(p*float64(len(t))))]
 	}
-	fmt.Fprintf(w, "rounds %d, writes %d, losses %d, split-brain writes %d, zombies fenced %d/%d (writes refused %d, acknowledged %d), takeover p50 %dms p99 %dms max %dms\n",
+	fmt.Fprintf(w, "rounds %d, writes %d, losses %d, split-brain writes %d, zombies fenced %d/%d (writes refused %d, acknowledged %d), takeover p50 %dms p99 %dms max %dms, %d from a hot standby\n",
 		res.rounds, res.writes, res.losses, res.split, res.zombiesFenced, res.zombies, res.zombieWritesRefused, res.zombieAcked,
-		q(0.50).Milliseconds(), q(0.99).Milliseconds(), q(1).Milliseconds())
+		q(0.50).Milliseconds(), q(0.99).Milliseconds(), q(1).Milliseconds(), res.hot)
 	if res.ok() {
 		fmt.Fprintln(w, "PASS")
 	} else {

@@ -47,6 +47,7 @@ func (r *rehearsal) failover(ctx context.Context, leader, standby *desk, pause b
 		return rr, fmt.Errorf("take over by desk %s: %w", standby.name, err)
 	}
 	rr.takeover = time.Since(start)
+	rr.hot = strings.Contains(standby.log(), "from_standby=true")
 	if !pause {
 		select {
 		case <-leader.done():
