@@ -47,6 +47,9 @@ type options struct {
 	minRun, maxRun   time.Duration
 	stopShare        float64
 	keep             bool
+	// bench, when set, measures trades per second with each backend instead (bench.go).
+	bench                    time.Duration
+	benchMakers, benchTakers int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -62,6 +65,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.maxRun, "max-run", 3*time.Second, "most time under load before a failure")
 	fs.Float64Var(&o.stopShare, "stop-share", 0.5, "share of rounds that pause the leader (SIGSTOP) instead of killing it")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (logs) at the end")
+	fs.DurationVar(&o.bench, "bench", 0, "instead of failovers: settled trades per second over the wire on files and on PostgreSQL (cmd/loadgen), phases this long")
+	fs.IntVar(&o.benchMakers, "bench-makers", 10, "makers of -bench")
+	fs.IntVar(&o.benchTakers, "bench-takers", 8, "takers of -bench")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -76,6 +82,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
+	}
+	if o.bench > 0 {
+		if err := benchTrades(ctx, o, stdout); err != nil {
+			fmt.Fprintln(stderr, "failover:", err)
+			return 1
+		}
+		return 0
 	}
 	if o.seed == 0 {
 		o.seed = rand.Uint64()
