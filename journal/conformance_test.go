@@ -56,3 +56,19 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestConformanceMem runs the suite against MemLog handles (autoSync): the in-memory
+// backend the simulator's takeover uses.
+func TestConformanceMem(t *testing.T) {
+	logs := map[string]*journal.MemLog{}
+	journaltest.Run(t, journaltest.Backend{
+		Concurrent: true,
+		Open: func(t *testing.T, name string, _ uint64) (journal.Shared, error) {
+			key := t.Name() + "/" + name
+			if logs[key] == nil {
+				logs[key] = journal.NewMemLog(true)
+			}
+			return logs[key].Handle(), nil
+		},
+	})
+}
