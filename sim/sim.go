@@ -98,6 +98,8 @@ type Sim struct {
 	liveness bool
 	lost     map[string]bool // command ids whose answer the desk never heard
 
+	takeovers uint64 // crashes that were a standby's takeover (takeover.go)
+
 	// ledger bookkeeping for the "never twice" invariants; a crash takes back what it lost
 	effects     map[string]string // command id → update id
 	prepCmd     map[string]string // prepared id → command id
@@ -804,6 +806,7 @@ func (s *Sim) trackLedger(in ledgersim.Input) {
 // journal, desk from the newest snapshot + journal, then a Boot.
 func (s *Sim) crash() {
 	s.stats.Crashes++
+	zombie := s.beginTakeover()
 	pre := s.desk
 	for _, ok := range s.resultsInFlight {
 		if ok {
@@ -848,6 +851,7 @@ func (s *Sim) crash() {
 	// walk comes at the adaptive cadence of every other ledger change.
 	s.dirtyLedger = true
 	s.input(machine.Boot{})
+	s.zombieWrites(zombie)
 }
 
 // recover rebuilds the ledger and the desk from their journals with node's functions.
