@@ -200,9 +200,7 @@ func (l *Log) enqueue(ctx context.Context, records [][]byte) (*journal.Pending, 
 		l.mu.Lock()
 	}
 	first := l.nextSeq
-	for _, r := range records {
-		l.pending = append(l.pending, r)
-	}
+	l.pending = append(l.pending, records...)
 	l.pendingB += size
 	l.nextSeq += uint64(len(records))
 	p, complete := journal.NewPending(first, l.nextSeq-1)

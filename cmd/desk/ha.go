@@ -184,14 +184,6 @@ func (h *haRun) listen(addr string, admin bool) (net.Listener, error) {
 	return l, nil
 }
 
-// journals is what node.Open stores the journals in: nil for files.
-func (h *haRun) journals() node.Journals {
-	if h == nil {
-		return nil
-	}
-	return h.store
-}
-
 // stopped is closed when this desk may no longer serve (reason says why); a nil channel
 // for a desk on files: never.
 func (h *haRun) stopped() <-chan struct{} {
