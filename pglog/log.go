@@ -474,6 +474,9 @@ func (l *Log) maxSnapshot() int64 {
 }
 
 // SaveSnapshot implements journal.Log; only the writer of the current epoch can save one.
+// It takes no lock on the log's row, so appends go on while a large snapshot is written:
+// a snapshot at a record that is durable is the state those records make, whichever
+// writer encoded it, so one whose writer was fenced meanwhile is still true.
 func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 	if int64(len(data)) > l.maxSnapshot() {
 		return fmt.Errorf("pglog: snapshot of %d bytes exceeds the maximum of %d", len(data), l.maxSnapshot())
@@ -487,7 +490,7 @@ func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 	epoch := l.Epoch()
 	tag, err := l.s.pool.Exec(context.Background(), `
 INSERT INTO rfqdesk_snapshot (log, seq, epoch, data)
-SELECT name, $2, epoch, $4 FROM rfqdesk_log WHERE name = $1 AND epoch = $3 AND head >= $2 FOR SHARE
+SELECT name, $2, epoch, $4 FROM rfqdesk_log WHERE name = $1 AND epoch = $3 AND head >= $2
 ON CONFLICT (log, seq) DO UPDATE SET data = EXCLUDED.data, epoch = EXCLUDED.epoch`,
 		l.name, int64(seq), int64(epoch), data)
 	if err != nil {
@@ -551,7 +554,7 @@ func (l *Log) Prune() error {
 	var first uint64
 	err := pgx.BeginFunc(ctx, l.s.pool, func(tx pgx.Tx) error {
 		var e, f int64
-		if err := tx.QueryRow(ctx, `SELECT epoch, first_seq FROM rfqdesk_log WHERE name = $1 FOR UPDATE`, l.name).Scan(&e, &f); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT epoch, first_seq FROM rfqdesk_log WHERE name = $1`, l.name).Scan(&e, &f); err != nil {
 			return err
 		}
 		first = uint64(f)
@@ -579,9 +582,17 @@ func (l *Log) Prune() error {
 		if _, err := tx.Exec(ctx, `DELETE FROM rfqdesk_record WHERE log = $1 AND seq <= $2`, l.name, oldest); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE rfqdesk_log SET first_seq = $2 WHERE name = $1`, l.name, oldest+1)
+		// The row is locked only here, at the end, so appends wait for the commit alone;
+		// a take over meanwhile leaves the epoch changed, and the prune is undone.
+		tag, err := tx.Exec(ctx, `UPDATE rfqdesk_log SET first_seq = $2 WHERE name = $1 AND epoch = $3`, l.name, oldest+1, int64(epoch))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("pglog: prune log %q under epoch %d, it was taken over: %w", l.name, epoch, journal.ErrFenced)
+		}
 		first = uint64(oldest + 1)
-		return err
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, journal.ErrFenced) {
