@@ -270,3 +270,33 @@ func TestPostgresHotStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPostgresStandbyBeforeGenesis: a standby started on an empty database (no leader
+// ever wrote) has nothing to follow; taking it over starts a fresh desk, which writes
+// the geneses.
+func TestPostgresStandbyBeforeGenesis(t *testing.T) {
+	dsn := pgDatabase(t)
+	opts := options("", drive.NewEvents())
+	opts.Journals = pgStore(t, dsn, pglog.Options{})
+	sb, err := node.OpenStandby(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Err() == nil {
+		t.Fatal("a standby on empty journals claims to follow them")
+	}
+	opts.Standby, opts.Journals = sb, nil
+	n, err := node.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeNode(t, n)
+	if !n.Recovered.Fresh || n.Recovered.FromStandby {
+		t.Fatalf("recovery %+v", n.Recovered)
+	}
+	d := drive.Driver{T: t, Desk: n.Loop}
+	d.Fund(d.Register("Solo"), 2)
+	if de, le := n.Epochs(); de != 1 || le != 1 {
+		t.Fatalf("epochs %d/%d, want 1/1", de, le)
+	}
+}
