@@ -36,8 +36,9 @@ type Log struct {
 	stopped  chan struct{} // closed when the writer goroutine ends
 	closed   chan struct{} // closed by Close: ends Follow
 
-	closeOnce sync.Once
-	fenceOnce sync.Once
+	closeOnce  sync.Once
+	fenceOnce  sync.Once
+	failedOnce sync.Once
 }
 
 type waiter struct {
@@ -266,6 +267,9 @@ func (l *Log) run() {
 		}
 
 		l.noteFenced(err)
+		if f := l.s.opts.OnWriteFailure; f != nil && err != nil {
+			l.failedOnce.Do(func() { f(l.name, err) })
+		}
 		l.mu.Lock()
 		l.inflight = false
 		if err != nil && l.failed == nil {

@@ -102,6 +102,10 @@ type Options struct {
 	// OnFenced, if set, hears once per log handle that another writer took the log
 	// over: the first append, snapshot or prune that was refused. A desk stops serving.
 	OnFenced func(log string, err error)
+	// OnWriteFailure, if set, hears once per log handle of the first append that failed
+	// for good: fenced, or of unknown outcome (a broken connection), after which the
+	// handle writes nothing more until it is taken over again. A desk stops serving.
+	OnWriteFailure func(log string, err error)
 }
 
 // Store is a database holding the desk's logs: a pool of connections shared by its logs.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,4 +122,50 @@ func TestLease(t *testing.T) {
 		t.Fatalf("took %v to take a silent leader's lock", took)
 	}
 	_ = lb.conn.Close(ctx)
+}
+
+// TestWriteFailureReported: an append whose connection breaks fails for good (its outcome
+// is unknown), every later append fails too, and OnWriteFailure hears of it once.
+func TestWriteFailureReported(t *testing.T) {
+	dsn := newDB(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var failures []string
+	s := openStore(t, dsn, Options{OnWriteFailure: func(log string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, log+": "+err.Error())
+	}})
+	l, err := s.Log(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.TakeOver(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	// Break every connection of the pool from the server's side.
+	admin := openStore(t, dsn, Options{})
+	if _, err := admin.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'`); err != nil {
+		t.Fatal(err)
+	}
+	_, err1 := l.Append(ctx, []byte("two"))
+	_, err2 := l.Append(ctx, []byte("three"))
+	mu.Lock()
+	defer mu.Unlock()
+	if err1 == nil {
+		// The pool checked the connection before lending it (it had been idle for a
+		// while on a slow machine) and replaced it: nothing failed, nothing is reported.
+		if err2 != nil || len(failures) != 0 {
+			t.Fatalf("appends on a replaced connection: %v; reported %v", err2, failures)
+		}
+		t.Skip("the pool replaced the broken connection before the append")
+	}
+	if err2 == nil || len(failures) != 1 || !strings.Contains(failures[0], "outcome unknown") {
+		t.Fatalf("after a failed append: the next one %v; reported %v", err2, failures)
+	}
 }

@@ -77,6 +77,9 @@ func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMet
 		OnFenced: func(log string, err error) {
 			h.halt(fmt.Errorf("the %s journal was taken over by another desk: %w", log, err))
 		},
+		OnWriteFailure: func(log string, err error) {
+			h.halt(fmt.Errorf("the %s journal cannot be written any more: %w", log, err))
+		},
 		OnCommit: func(log string, records int, took time.Duration) { metrics.JournalSync(log, records, took) },
 	})
 	if err != nil {
