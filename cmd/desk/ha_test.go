@@ -239,3 +239,31 @@ func TestHAFencedLeaderExits(t *testing.T) {
 		t.Fatalf("the fenced desk still runs: %s", leader.stderr.String())
 	}
 }
+
+// TestHABadConfiguration: a -journal that is not a PostgreSQL URL, -role auto on files, an
+// unknown role, and an unreachable database each stop the start with a clear message
+// (never the password) and the right exit status, before anything serves.
+func TestHABadConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-journal", "mysql://x"}, 2, "-journal: want a postgres://"},
+		{[]string{"-role", "auto"}, 2, "-role auto needs -journal postgres://"},
+		{[]string{"-role", "boss", "-journal", "postgres://h/db"}, 2, `-role: "boss" is neither leader nor auto`},
+		{[]string{"-journal", "postgres://desk:s3cret@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, 1, "cannot reach postgres://desk:xxxxx@127.0.0.1:1/db"},
+	} {
+		var stderr lockedBuffer
+		args := append([]string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data")}, tc.args...)
+		ready := make(chan [2]string, 1)
+		code := run(context.Background(), args, io.Discard, &stderr, os.Getenv, ready)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "s3cret") {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s", tc.args, code, tc.code, tc.want, stderr.String())
+		}
+		if len(ready) != 0 {
+			t.Errorf("%v: the desk served", tc.args)
+		}
+	}
+}
