@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deskco/rfqdesk/journal"
 )
@@ -19,7 +20,8 @@ import (
 //	go test ./pglog -run '^$' -bench AppendBackends -benchtime 20000x
 func BenchmarkAppendBackends(b *testing.B) {
 	dsn := newDB(b)
-	store := openStore(b, dsn, Options{})
+	var commits atomic.Int64
+	store := openStore(b, dsn, Options{OnCommit: func(string, int, time.Duration) { commits.Add(1) }})
 	backends := []struct {
 		name string
 		open func(b *testing.B) journal.Shared
@@ -53,6 +55,7 @@ func BenchmarkAppendBackends(b *testing.B) {
 					b.Fatal(err)
 				}
 				var next atomic.Int64
+				commits.Store(0)
 				var wg sync.WaitGroup
 				b.ResetTimer()
 				for range appenders {
@@ -69,6 +72,9 @@ func BenchmarkAppendBackends(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+				if c := commits.Load(); c > 0 {
+					b.ReportMetric(float64(b.N)/float64(c), "records/commit")
+				}
 			})
 		}
 	}
