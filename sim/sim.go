@@ -98,7 +98,8 @@ type Sim struct {
 	liveness bool
 	lost     map[string]bool // command ids whose answer the desk never heard
 
-	takeovers uint64 // crashes that were a standby's takeover (takeover.go)
+	takeovers uint64      // crashes that were a standby's takeover (takeover.go)
+	standby   *simStandby // the standby the next takeover catches up (takeover.go)
 
 	// ledger bookkeeping for the "never twice" invariants; a crash takes back what it lost
 	effects     map[string]string // command id → update id
@@ -850,8 +851,12 @@ func (s *Sim) crash() {
 	// The restored ledger was checked against its digest by Restore; the full invariant
 	// walk comes at the adaptive cadence of every other ledger change.
 	s.dirtyLedger = true
+	if zombie != nil {
+		s.checkStandby()
+	}
 	s.input(machine.Boot{})
 	s.zombieWrites(zombie)
+	s.prepareStandby()
 }
 
 // recover rebuilds the ledger and the desk from their journals with node's functions.

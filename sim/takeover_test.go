@@ -26,4 +26,7 @@ func TestTakeovers(t *testing.T) {
 	if r.Coverage[covZombieFenced] == 0 {
 		t.Fatal("no zombie was fenced")
 	}
+	if r.Coverage[covStandbyCurrent] == 0 {
+		t.Fatal("no standby was caught up and compared")
+	}
 }
