@@ -3,10 +3,10 @@
 GO ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages that run goroutines or guard shared state; CI runs them under the race detector.
-RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/...
+RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/... ./pglog/...
 FUZZTIME ?= 30s
 
-.PHONY: run test race sim fuzz bench lint doclint tidy mutate
+.PHONY: run test race sim fuzz bench lint doclint tidy mutate ha
 
 ## run: start the desk on the embedded default (ledgersim, testnet profile).
 run:
@@ -74,3 +74,14 @@ doclint:
 ## tidy: go.mod and go.sum are exactly what `go mod tidy` makes.
 tidy:
 	$(GO) mod tidy -diff
+
+## ha: rehearse failovers of a desk on PostgreSQL (docs/ha.md): a cluster of its own (Debian's
+## postgresql, installed with apt-get when missing), two desks, a bounded load, HA_ROUNDS
+## rounds of SIGKILL or SIGSTOP of the leader; prints losses, split-brain writes and the take
+## over times, and fails on any loss, split-brain write or unfenced zombie.
+HA_ROUNDS ?= 10
+HA_FLAGS ?=
+ha:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; }
+	$(GO) run ./cmd/failover -rounds $(HA_ROUNDS) $(HA_FLAGS)

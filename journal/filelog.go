@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -141,6 +142,15 @@ type FileLog struct {
 	closing  bool
 	stopped  bool      // the writer has exited
 	segs     []segment // the last one is active
+	// advanced is closed (and replaced) whenever the durable point moves or the writer
+	// stops: Follow waits on it.
+	advanced chan struct{}
+	// takeovers are TakeOver requests for the writer, which starts a segment of the new
+	// epoch and answers on the channel.
+	takeovers []chan error
+	// epoch is the epoch written in new segment and snapshot headers (Options.Epoch,
+	// raised by TakeOver).
+	epoch atomic.Uint64
 
 	// Owned by the writer goroutine.
 	active     *os.File
@@ -209,7 +219,9 @@ func OpenDir(dir string, opts Options) (*FileLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &FileLog{dir: dir, opts: opts, lock: lock, space: make(chan struct{}), writerDone: make(chan struct{})}
+	l := &FileLog{dir: dir, opts: opts, lock: lock, space: make(chan struct{}), writerDone: make(chan struct{}),
+		advanced: make(chan struct{})}
+	l.epoch.Store(opts.Epoch)
 	l.wake = sync.NewCond(&l.mu)
 	l.progress = sync.NewCond(&l.mu)
 	if err := l.recover(); err != nil {
@@ -434,7 +446,8 @@ func (l *FileLog) cutTornTail(f *os.File, seg segment, size int64, reason error)
 // fsynced, so a segment file always has a whole header. It returns the
 // segment opened for appending.
 func (l *FileLog) createSegment(first uint64) (segment, *os.File, error) {
-	h := segHeader{version: FormatVersion, epoch: l.opts.Epoch, firstSeq: first}
+	epoch := l.epoch.Load()
+	h := segHeader{version: FormatVersion, epoch: epoch, firstSeq: first}
 	path := filepath.Join(l.dir, segName(first))
 	if err := l.writeFileAtomic(path, h.encode(), nil); err != nil {
 		return segment{}, nil, fmt.Errorf("journal: create segment: %w", err)
@@ -447,7 +460,7 @@ func (l *FileLog) createSegment(first uint64) (segment, *os.File, error) {
 		f.Close()
 		return segment{}, nil, fmt.Errorf("journal: seek new segment: %w", err)
 	}
-	seg := segment{path: path, version: FormatVersion, epoch: l.opts.Epoch, first: first, next: first, size: segHeaderSize}
+	seg := segment{path: path, version: FormatVersion, epoch: epoch, first: first, next: first, size: segHeaderSize}
 	return seg, f, nil
 }
 

@@ -21,6 +21,12 @@ type MemLog struct {
 	waiting   []memPending
 	snapshots []memSnapshot // oldest first
 	closed    bool
+	// epoch is the log's epoch, raised by a MemHandle's TakeOver (memshared.go); the
+	// MemLog's own methods write as the current writer, whatever the epoch.
+	epoch uint64
+	// advanced is closed (and replaced) whenever the durable point moves or the log
+	// closes: Follow waits on it.
+	advanced chan struct{}
 }
 
 type memPending struct {
@@ -34,7 +40,9 @@ type memSnapshot struct {
 }
 
 // NewMemLog returns an empty log; with autoSync every append is durable at once.
-func NewMemLog(autoSync bool) *MemLog { return &MemLog{autoSync: autoSync, first: 1} }
+func NewMemLog(autoSync bool) *MemLog {
+	return &MemLog{autoSync: autoSync, first: 1, advanced: make(chan struct{})}
+}
 
 // Append writes records and makes them durable, as a write followed by an fsync would:
 // everything appended before them becomes durable too.
@@ -46,8 +54,18 @@ func (m *MemLog) Append(ctx context.Context, records ...[]byte) (uint64, error) 
 
 // AppendAsync enqueues records; they are durable at the next Sync (at once with autoSync).
 func (m *MemLog) AppendAsync(records ...[]byte) *Pending {
+	return m.appendIf(nil, records)
+}
+
+// appendIf appends records if check (run under the lock) allows it.
+func (m *MemLog) appendIf(check func() error, records [][]byte) *Pending {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if check != nil {
+		if err := check(); err != nil {
+			return failedPending(err)
+		}
+	}
 	first := m.lastLocked() + 1
 	last := first + uint64(len(records)) - 1
 	p, complete := NewPending(first, last)
@@ -80,6 +98,8 @@ func (m *MemLog) syncLocked() {
 		w.complete(nil)
 	}
 	m.waiting = nil
+	close(m.advanced)
+	m.advanced = make(chan struct{})
 }
 
 // Crash forgets every record that is not durable; their appends fail with ErrClosed. The

@@ -25,7 +25,7 @@ func (l *FileLog) SaveSnapshot(seq uint64, data []byte) error {
 	h := snapHeader{
 		version: FormatVersion,
 		seq:     seq,
-		epoch:   l.opts.Epoch,
+		epoch:   l.epoch.Load(),
 		length:  uint64(len(data)),
 		dataCRC: crc32.Checksum(data, castagnoli),
 	}

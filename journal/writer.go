@@ -15,25 +15,35 @@ func (l *FileLog) run() {
 	defer close(l.writerDone)
 	for {
 		l.mu.Lock()
-		for len(l.pending) == 0 && !l.closing {
+		for len(l.pending) == 0 && len(l.takeovers) == 0 && !l.closing {
 			l.wake.Wait()
 		}
-		if len(l.pending) == 0 {
+		if len(l.pending) == 0 && len(l.takeovers) == 0 {
 			l.stopped = true
 			l.progress.Broadcast()
+			l.advance()
+			for _, t := range l.takeovers {
+				t <- ErrClosed
+			}
 			l.mu.Unlock()
 			return
 		}
-		buf, waiters := l.pending, l.waiters
-		l.pending, l.waiters = l.spareBuf[:0], l.spareWait[:0]
+		buf, waiters, takeovers := l.pending, l.waiters, l.takeovers
+		l.pending, l.waiters, l.takeovers = l.spareBuf[:0], l.spareWait[:0], nil
 		last := l.nextSeq - 1
 		err := l.failed
 		close(l.space)
 		l.space = make(chan struct{})
 		l.mu.Unlock()
 
-		if err == nil {
+		if err == nil && len(buf) > 0 {
 			err = l.writeBatch(buf)
+		}
+		for _, t := range takeovers {
+			if err == nil {
+				err = l.startEpoch()
+			}
+			t <- err
 		}
 
 		l.mu.Lock()
@@ -52,6 +62,7 @@ func (l *FileLog) run() {
 			l.durable = last
 		}
 		l.progress.Broadcast()
+		l.advance()
 		l.mu.Unlock()
 		clear(waiters)
 		l.spareWait = waiters[:0]
@@ -208,4 +219,33 @@ func (fr *frameReader) next(verify bool) (seq uint64, payload []byte, n int, err
 	}
 	fr.remaining -= int64(n)
 	return h.seq, payload, n, nil
+}
+
+// advance wakes the followers; l.mu is held.
+func (l *FileLog) advance() {
+	close(l.advanced)
+	l.advanced = make(chan struct{})
+}
+
+// startEpoch raises the epoch by one and starts a segment under it after the durable
+// records (replacing the active segment when it holds none), so a reopen under the older
+// epoch is refused even if nothing is appended under the new one. Writer goroutine only.
+func (l *FileLog) startEpoch() error {
+	l.epoch.Add(1)
+	if l.act.next > l.act.first {
+		return l.roll(l.act.next)
+	}
+	seg, f, err := l.createSegment(l.act.first)
+	if err != nil {
+		return err
+	}
+	if err := l.active.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: close segment %s: %w", l.act.path, err)
+	}
+	l.active, l.act = f, seg
+	l.mu.Lock()
+	l.segs[len(l.segs)-1] = seg
+	l.mu.Unlock()
+	return nil
 }

@@ -99,6 +99,11 @@ type Options struct {
 	KeepConfig bool
 	// Observer, if set, hears of ledger calls and journal fsyncs (metrics).
 	Observer Observer
+	// Journals, if set, opens both journals instead of files under Dir (journals.go).
+	Journals Journals
+	// Standby, if set, is taken over: its journals (Journals is not used) and its
+	// current ledger and desk, instead of a recovery (standby.go).
+	Standby *Standby
 }
 
 // Node is a running desk.
@@ -166,6 +171,10 @@ type Recovery struct {
 	DigestMismatch    int    // checkpoints whose digest differed (a determinism bug)
 	// SnapshotBytes is the size of the desk snapshot restored, 0 for none.
 	SnapshotBytes int
+	// FromStandby is set when the desk and the ledger are a standby's, which followed the
+	// journals (Options.Standby): DeskInputs then counts what it applied since its own
+	// recovery.
+	FromStandby bool
 }
 
 // genesisRecord is the first record of each journal.
@@ -223,12 +232,12 @@ func Open(opts Options) (*Node, error) {
 	}
 	adapter.Retries, adapter.Backoff = opts.Retries, opts.Backoff
 	n.Ledger = adapter
-	if err := n.replayLedger(); err != nil {
+	if err := n.replayLedger(opts.Standby); err != nil {
 		return nil, err
 	}
 	cfg := opts.Desk
 	parties.Apply(&cfg)
-	desk, err := n.recoverDesk(cfg)
+	desk, err := n.recoverDesk(cfg, opts.Standby)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +282,12 @@ func Open(opts Options) (*Node, error) {
 }
 
 func (n *Node) openLogs(opts Options) error {
+	if opts.Standby != nil {
+		return opts.Standby.takeOver(context.Background(), n)
+	}
+	if opts.Journals != nil {
+		return n.openSharedLogs(context.Background(), opts.Journals)
+	}
 	if opts.Dir == "" {
 		n.Recovered.Fresh = true
 		return nil
@@ -377,13 +392,22 @@ func drawSeeds(opts *Options) (deskDrawn, ledgerDrawn bool, err error) {
 
 // replayLedger recovers the ledger: the newest ledger snapshot, if any, replaces the
 // genesis ledger, then the journaled inputs after it are replayed (ledger_snapshot.go).
-func (n *Node) replayLedger() error {
+func (n *Node) replayLedger(sb *Standby) error {
 	if n.ledgerLog == nil {
 		return nil
 	}
-	l, rec, err := RecoverLedger(n.ledgerLog, n.Ledger.L)
-	if err != nil {
-		return err
+	var l *ledgersim.Ledger
+	var rec LedgerRecovery
+	var err error
+	if sb != nil {
+		if l, rec, err = sb.warmLedger(n); err != nil {
+			return err
+		}
+	}
+	if l == nil {
+		if l, rec, err = RecoverLedger(n.ledgerLog, n.Ledger.L); err != nil {
+			return err
+		}
 	}
 	n.Ledger.L = l
 	n.ledgerSnapSeq.Store(rec.SnapshotSeq)
@@ -427,9 +451,21 @@ func (n *Node) recordLedger(in ledgersim.Input) {
 
 // recoverDesk builds the desk: fresh (journaling its genesis), or from the newest
 // snapshot and the records after it.
-func (n *Node) recoverDesk(cfg machine.Config) (*machine.Desk, error) {
+func (n *Node) recoverDesk(cfg machine.Config, sb *Standby) (*machine.Desk, error) {
 	if n.deskLog == nil {
 		return machine.NewDesk(cfg)
+	}
+	if sb != nil && n.deskLog.LastSeq() > 0 {
+		desk, rec, err := sb.warmDesk()
+		if err != nil {
+			return nil, err
+		}
+		if desk != nil {
+			rec.LedgerInputs, rec.LedgerSnapshotSeq, rec.Fresh = n.Recovered.LedgerInputs, n.Recovered.LedgerSnapshotSeq, n.Recovered.Fresh
+			rec.FromStandby = true
+			n.Recovered = rec
+			return desk, nil
+		}
 	}
 	if n.deskLog.LastSeq() == 0 {
 		rec, err := json.Marshal(genesisRecord{Kind: "desk-genesis", Config: &cfg})

@@ -14,6 +14,8 @@ const (
 	covReplacementWaitsCancel     = "a replacement whose cancels had to land first"
 	covActionExpiredWhileSettling = "a trade action expired while its trade was settling"
 	covCrashBeforeAck             = "crash between a ledger commit and its acknowledgement"
+	covZombieFenced               = "a standby took over and the old process's late writes were refused"
+	covStandbyCurrent             = "a standby that followed the journals held the state they recover to"
 	covCrashWithHeldOutputs       = "crash with outputs held for durability"
 	covLostAnswer                 = "a ledger answer lost (the effect happened)"
 	covLostAnswerReissued         = "a lost answer re-issued after boot"

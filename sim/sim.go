@@ -99,6 +99,9 @@ type Sim struct {
 	liveness bool
 	lost     map[string]bool // command ids whose answer the desk never heard
 
+	takeovers uint64      // crashes that were a standby's takeover (takeover.go)
+	standby   *simStandby // the standby the next takeover catches up (takeover.go)
+
 	// ledger bookkeeping for the "never twice" invariants; a crash takes back what it lost
 	effects     map[string]string // command id → update id
 	prepCmd     map[string]string // prepared id → command id
@@ -810,6 +813,7 @@ func (s *Sim) trackLedger(in ledgersim.Input) {
 // journal, desk from the newest snapshot + journal, then a Boot.
 func (s *Sim) crash() {
 	s.stats.Crashes++
+	zombie := s.beginTakeover()
 	pre := s.desk
 	for _, ok := range s.resultsInFlight {
 		if ok {
@@ -853,8 +857,13 @@ func (s *Sim) crash() {
 	// The restored ledger was checked against its digest by Restore; the full invariant
 	// walk comes at the adaptive cadence of every other ledger change.
 	s.dirtyLedger = true
+	if zombie != nil {
+		s.checkStandby()
+	}
 	s.scoreRestarted(s.now)
 	s.input(machine.Boot{})
+	s.zombieWrites(zombie)
+	s.prepareStandby()
 }
 
 // recover rebuilds the ledger and the desk from their journals with node's functions.

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -37,6 +36,7 @@ func main() {
 type flags struct {
 	addr, adminAddr, data, network, config, logLevel string
 	logFormat                                        string
+	journal, role                                    string // ha.go
 	printConfig                                      bool
 	checkpointEvery                                  int
 }
@@ -53,12 +53,18 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text (logfmt) or json (one object a line)")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the configuration in force in -data (else the effective one) and exit")
+	fs.StringVar(&f.journal, "journal", "", "where the journals and snapshots live: empty for files under -data, or a postgres:// URL (docs/ha.md; the password may come from PGPASSWORD)")
+	fs.StringVar(&f.role, "role", roleLeader, "with -journal postgres://: leader (lead now, or refuse when another desk leads) or auto (stand by, take over when the leader is gone)")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 0, "inputs between a checkpoint and snapshot of the desk and its ledger (0: 10000, or more for a large state, at most 256 encoded bytes per input)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := checkJournalFlags(f); err != nil {
+		fmt.Fprintln(stderr, err)
+		return f, err
 	}
 	return f, nil
 }
@@ -143,14 +149,27 @@ func (s *sinkProxy) Deliver(out machine.Outputs) {
 // in-flight requests, close sockets with 1001, let the loop flush, close the journals.
 func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, spec node.LedgerSpec,
 	logger *slog.Logger, ready chan<- [2]string) error {
-	started := time.Now()
 	metrics := newDeskMetrics()
 	sink := &sinkProxy{metrics: metrics}
-	n, err := node.Open(node.Options{
+	nopts := node.Options{
 		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
 		Sync: journal.SyncAlways, Retries: 3, Backoff: ledgeradapter.RealBackoff, CheckpointEvery: f.checkpointEvery,
 		Observer: metrics,
-	})
+	}
+	var ha *haRun
+	if f.journal != "" {
+		var err error
+		if ha, err = startHA(ctx, f, logger, metrics, nopts); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while standing by
+			}
+			return fmt.Errorf("open the journals: %w", err)
+		}
+		defer ha.close()
+		nopts.Journals, nopts.Standby = ha.store, ha.standby.Load()
+	}
+	started := time.Now()
+	n, err := node.Open(nopts)
 	if err != nil {
 		return fmt.Errorf("open the desk: %w", err)
 	}
@@ -188,16 +207,16 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 		go func() { defer houses.Done(); h.run(houseCtx) }()
 	}
 
-	api, err := net.Listen("tcp", f.addr)
+	api, err := ha.listen(f.addr, false)
 	if err != nil {
 		_ = n.Close(context.Background())
-		return fmt.Errorf("listen on %s: %w", f.addr, err)
+		return err
 	}
-	admin, err := net.Listen("tcp", f.adminAddr)
+	admin, err := ha.listen(f.adminAddr, true)
 	if err != nil {
 		_ = api.Close()
 		_ = n.Close(context.Background())
-		return fmt.Errorf("listen on %s: %w", f.adminAddr, err)
+		return err
 	}
 	var readyFlag atomic.Bool
 	httpAPI := srv.HTTPServer(f.addr)
@@ -207,6 +226,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	go func() { errs <- httpAPI.Serve(api) }()
 	go func() { errs <- httpAdmin.Serve(admin) }()
 	readyFlag.Store(true)
+	ha.served(n, time.Since(started))
 	logger.Info("desk serving", "addr", api.Addr().String(), "admin", admin.Addr().String(), "data", f.data,
 		"network", n.Config.Network, "fresh", n.Recovered.Fresh, "snapshot", n.Recovered.SnapshotSeq,
 		"replayed", n.Recovered.DeskInputs, "ledgerReplayed", n.Recovered.LedgerInputs, "startup", time.Since(started).String())
@@ -223,6 +243,17 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 		logger.Info("shutting down")
 	case serveErr = <-errs:
 		logger.Error("a listener failed", "err", serveErr)
+	case <-ha.stopped():
+		// Another desk leads: stop serving at once. Nothing this desk did not make durable
+		// was acknowledged, and nothing more of it can be.
+		readyFlag.Store(false)
+		_ = httpAPI.Close()
+		_ = httpAdmin.Close()
+		stopHouses()
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = n.Close(closeCtx)
+		cancel()
+		return fmt.Errorf("fenced: this desk no longer leads %s and stopped serving (%w)", ha.store.Where(), ha.reason())
 	}
 	readyFlag.Store(false)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -73,8 +73,9 @@ type deskProc struct {
 var servingRE = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
 
 // startDesk builds cmd/desk (unless bin names a binary) and runs it on loopback ports
-// with a fresh data directory and deskConfig; it returns once the desk serves.
-func startDesk(ctx context.Context, bin string, stderr io.Writer) (*deskProc, error) {
+// with a fresh data directory, deskConfig and the extra flags; it returns once the desk
+// serves.
+func startDesk(ctx context.Context, bin string, extra []string, stderr io.Writer) (*deskProc, error) {
 	dir, err := os.MkdirTemp("", "loadgen-desk-")
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -93,8 +94,8 @@ func startDesk(ctx context.Context, bin string, stderr io.Writer) (*deskProc, er
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("write desk config: %w", err)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0",
-		"-data", filepath.Join(dir, "data"), "-config", cfg, "-log-level", "info")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0",
+		"-data", filepath.Join(dir, "data"), "-config", cfg, "-log-level", "info"}, extra...)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		os.RemoveAll(dir)

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/cli"
@@ -43,6 +44,7 @@ func main() { cli.MainInterruptible("loadgen", run) }
 type options struct {
 	url, deskBin, out, cpuProfile string
 	deskPerf                      string
+	deskArgs                      string
 	makers, takers, invite        int
 	duration                      time.Duration
 	trades                        int64
@@ -66,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.trades, "trades", 20000, "bound of settled trades (or floor sequences) per phase")
 	fs.IntVar(&o.fanoutRounds, "fanout-rounds", 10, "RFQs inviting every maker (up to 100) for the fan-out measurement; 0 skips it")
 	fs.BoolVar(&o.noFloor, "no-floor", false, "skip the transport floor")
+	fs.StringVar(&o.deskArgs, "desk-args", "", "more flags for the desk it starts, space-separated (e.g. \"-journal postgres://…\")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -129,7 +132,7 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 	base := o.url
 	var desk *deskProc
 	if base == "" {
-		d, err := startDesk(ctx, o.deskBin, stderr)
+		d, err := startDesk(ctx, o.deskBin, strings.Fields(o.deskArgs), stderr)
 		if err != nil {
 			return nil, err
 		}
