@@ -149,6 +149,7 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 		a.socketClosed(in)
 	case LedgerResult:
 		a.ledgerResult(in)
+		a.idemSweepOrphans()
 	case Idempotent:
 		a.idempotent(in)
 	case Command_:
@@ -211,6 +212,9 @@ func (a *applier) refuse(err *APIError) {
 // before a restart) gets no second or stray answer.
 func (a *applier) replyTo(seq uint64, status int, body any) {
 	if _, held := a.d.Held[seq]; !held {
+		// A keyed request a restart left unanswered, whose flow carried on: the answer it
+		// has now is the one its key repeats (idempotency.go); nobody gets it now.
+		a.idemOrphanAnswered(seq, status, body, nil)
 		return
 	}
 	delete(a.d.Held, seq)
@@ -226,6 +230,7 @@ func (a *applier) replyTo(seq uint64, status int, body any) {
 // refuseTo answers a held request with an error.
 func (a *applier) refuseTo(seq uint64, err *APIError) {
 	if _, held := a.d.Held[seq]; !held {
+		a.idemOrphanAnswered(seq, err.Status, nil, err)
 		return
 	}
 	delete(a.d.Held, seq)
@@ -272,22 +277,27 @@ func (a *applier) boot() {
 	// Requests held before the restart have no client waiting any more. A quote submission
 	// or an accept that was never answered is undone (its client will retry); the wallet
 	// flows carry on, and their action shows up in GET /tx/pending, the recovery path.
+	var undone []uint64
 	for _, seq := range sortedKeys(a.d.Held) {
 		held := a.d.Held[seq]
 		delete(a.d.Held, seq)
 		switch held.Kind {
 		case contQuotePrepare:
+			undone = append(undone, seq)
 			if q := a.d.Quotes[held.Entity]; q != nil && q.ReqSeq == seq && q.State == QuoteFunding {
 				a.quoteFundingRefused(q, nil)
 			}
 		case contTradePrepare:
+			undone = append(undone, seq)
 			if t := a.d.Trades[held.Entity]; t != nil && t.State == TradeAllocating {
 				a.undoAccept(t)
 			}
 		}
 	}
-	// The keyed requests among them are not answered now: their keys run anew.
-	a.idemBoot()
+	// The keyed requests among them: those undone run anew under their key; those whose
+	// flow carries on keep their record until the flow's answer (idempotency.go).
+	a.idemBoot(undone)
+	a.idemSweepOrphans()
 }
 
 // ---- Deadlines ----

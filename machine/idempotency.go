@@ -287,15 +287,67 @@ func transientAnswer(status int, err *APIError) bool {
 	return status >= 500 || status == http.StatusTooManyRequests
 }
 
-// idemBoot ends the records of the requests a restart leaves unanswered: a retry runs anew.
-func (a *applier) idemBoot() {
+// idemBoot ends the records of the requests a restart undid (undone: a quote submission or
+// an accept never answered), so that a retry under their key runs anew. The records of
+// the requests whose flow carries on after the restart (a withdrawal, a deposit, a faucet
+// draw, a registration, an execute) stay unanswered: a repeat is 409 RETRY_LATER until the
+// flow's answer is recorded (idemOrphanAnswered), or, if the flow ends without one, until
+// idemSweepOrphans lets the key run anew. Dropping them here let a retry run the write a
+// second time while the first still went on (a review found a second withdrawal).
+func (a *applier) idemBoot(undone []uint64) {
+	for _, seq := range undone {
+		a.idemForget(seq)
+	}
+}
+
+// idemForget drops the unanswered record of request seq, if it has one: its key runs anew.
+func (a *applier) idemForget(seq uint64) {
+	ref, ok := a.d.idemInFlight[seq]
+	if !ok {
+		return
+	}
+	delete(a.d.idemInFlight, seq)
+	if s := a.d.Idem[ref.scope]; s != nil {
+		if r := s.get(ref.key); r != nil && r.Seq == seq {
+			a.d.idemDrop(ref.scope, s, ref.key)
+		}
+	}
+}
+
+// idemOrphanAnswered records the answer a flow reached for a keyed request that a restart
+// left without a client (no longer held): the answer a repeat of its key gets.
+func (a *applier) idemOrphanAnswered(seq uint64, status int, body any, err *APIError) {
+	if len(a.d.idemInFlight) > 0 {
+		a.idemAnswered(seq, status, body, err)
+	}
+}
+
+// idemSweepOrphans lets the key of an unanswered request run anew once nothing can answer
+// it any more: the request is not held and no ledger call of its flow is pending (the flow
+// ended without an answer, as a withdrawal the ledger refused after a restart does, which
+// took no effect).
+func (a *applier) idemSweepOrphans() {
+	if len(a.d.idemInFlight) == 0 {
+		return
+	}
+	var orphans []uint64
 	for _, seq := range sortedKeys(a.d.idemInFlight) {
-		ref := a.d.idemInFlight[seq]
-		delete(a.d.idemInFlight, seq)
-		if s := a.d.Idem[ref.scope]; s != nil {
-			if r := s.get(ref.key); r != nil && r.Seq == seq {
-				a.d.idemDrop(ref.scope, s, ref.key)
-			}
+		if _, held := a.d.Held[seq]; !held {
+			orphans = append(orphans, seq)
+		}
+	}
+	if len(orphans) == 0 {
+		return
+	}
+	pending := map[uint64]bool{}
+	for _, c := range a.d.Pending { // a set of request numbers: the order decides nothing
+		if c.ReqSeq != 0 {
+			pending[c.ReqSeq] = true
+		}
+	}
+	for _, seq := range orphans {
+		if !pending[seq] {
+			a.idemForget(seq)
 		}
 	}
 }

@@ -385,3 +385,60 @@ func TestIdempotentTransientNotRecorded(t *testing.T) {
 		t.Fatal("a 5xx was replayed")
 	}
 }
+
+// TestIdempotentFlowAcrossRestart: a keyed write whose flow carries on after a restart (a
+// house party's withdrawal, submitted at once) is never run twice by a retry of its key: while
+// its re-issued ledger call is out the retry is 409 RETRY_LATER, with no second transfer;
+// once the call answers, the retry replays that answer. If the flow ends without taking
+// effect (the ledger refuses the re-issued call), the key runs anew. A review found the
+// record dropped at boot and a second withdrawal sent.
+func TestIdempotentFlowAcrossRestart(t *testing.T) {
+	transfers := func(calls []LedgerCall) int {
+		n := 0
+		for _, c := range calls {
+			if c.Command != nil && c.Command.Transfer != nil {
+				n++
+			}
+		}
+		return n
+	}
+	for _, refused := range []bool{false, true} {
+		h := newHarness(t)
+		in := idem("w-1", "POST", "/wallet/withdraw", "h", Withdraw{Req: houseTaker.req(), Symbol: "cbtc", Amount: money.MustParse("0.5"), Receiver: "x::1220aa"})
+		h.auto = false
+		first := h.apply(in)
+		if _, ok := h.replies[first]; ok {
+			t.Fatalf("answered before the ledger: %+v", h.replies[first])
+		}
+		h.queued = nil // the crash: the call's answer never comes
+		h.apply(Boot{})
+		if n := transfers(h.queued); n != 1 {
+			t.Fatalf("boot re-issued %d transfers, want the one in flight", n)
+		}
+		// The retry while the re-issued transfer is out: not run again.
+		h.refused(h.apply(in), 409, CodeRetryLater)
+		if n := transfers(h.queued); n != 1 {
+			t.Fatalf("a retry during the flow sent %d transfers in all, want 1", n)
+		}
+		if refused {
+			h.ledger.failNext(LedgerRejected, func(c LedgerCall) bool { return c.Command != nil && c.Command.Transfer != nil })
+		}
+		h.drain()
+		h.auto = true
+		again := h.apply(in)
+		rep := h.reply(again)
+		if refused {
+			// Nothing took effect: the key ran anew, a second attempt of the withdrawal.
+			if rep.Replayed {
+				t.Fatalf("after a refused flow the retry is replayed: %s", replyJSON(rep))
+			}
+			continue
+		}
+		if !rep.Replayed || rep.Status != 200 {
+			t.Fatalf("after the flow's answer the retry is %s (replayed %v), want the withdrawal's 200 again", replyJSON(rep), rep.Replayed)
+		}
+		if n := transfers(h.queued); n != 0 {
+			t.Fatalf("the replayed retry sent %d transfers", n)
+		}
+	}
+}

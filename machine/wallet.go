@@ -149,12 +149,10 @@ func (a *applier) withdrawalPrepared(cont *Continuation, res LedgerResult) {
 	party := cont.Entity[:strings.LastIndex(cont.Entity, "|")]
 	if held == nil {
 		// Nobody waits any more (a restart came between): a prepared withdrawal still
-		// becomes an action, which the party finds in GET /tx/pending.
-		if res.Failure == nil && res.PreparedID != "" {
-			held = &HeldReply{Party: party}
-		} else {
-			return
-		}
+		// becomes an action, which the party finds in GET /tx/pending, and the answer the
+		// flow reaches is still recorded for the request's Idempotency-Key, if it had one
+		// (replyTo and refuseTo send nothing for a request no longer held).
+		held = &HeldReply{Party: party}
 	}
 	if f := res.Failure; f != nil {
 		refusal := ledgerRefusal(f)

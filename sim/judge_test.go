@@ -71,6 +71,34 @@ func countingJudges(failRead, failSettle uint64) Judges {
 	}, restoreCountingJudge)
 }
 
+// lastSettle runs k with a judge that objects to nothing and returns how many settle calls
+// the run made: a judge objecting to that one fails the run as late as a settle can. Which
+// settle comes after enough snapshots and crashes moves whenever the actors' draws do; the
+// last one does not need recounting.
+func lastSettle(t *testing.T, k Knobs) uint64 {
+	t.Helper()
+	var last *countingJudge
+	j := JudgesOf(func(machine.Config) (*countingJudge, error) {
+		last = &countingJudge{}
+		return last, nil
+	}, func(b []byte) (*countingJudge, error) {
+		c, err := restoreCountingJudge(b)
+		last = c
+		return c, err
+	})
+	s, err := NewJudged(k, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Run(); r.Failure != nil {
+		t.Fatalf("the run without an objection failed: %v", r.Failure)
+	}
+	if last == nil || last.settles == 0 {
+		t.Fatal("the run settled nothing")
+	}
+	return last.settles
+}
+
 // failAndReplay runs k with the judges until it fails, writes the trace into a directory
 // that does not exist yet, and replays it with the same judges.
 func failAndReplay(t *testing.T, k Knobs, j Judges) (*Result, *Recheck) {
@@ -125,7 +153,9 @@ func TestJudgeFailureReplays(t *testing.T) {
 		wantRead          bool
 	}{
 		{"input", 0, 6, 0, 0, false},
-		{"input-crashes-pruned", 0, 10, 0.003, 300, false},
+		// failSet 0 with an input case: the run's last settle (lastSettle), so that the run
+		// has had all the snapshots and crashes it will have when the judge objects.
+		{"input-crashes-pruned", 0, 0, 0.003, 300, false},
 		{"read", 300, 0, 0, 0, true},
 		{"read-crashes-pruned", 700, 0, 0.003, 300, true},
 	} {
@@ -135,7 +165,11 @@ func TestJudgeFailureReplays(t *testing.T) {
 			if tc.snapshotEvery > 0 {
 				k.SnapshotEvery = tc.snapshotEvery
 			}
-			r, c := failAndReplay(t, k, countingJudges(tc.failRead, tc.failSet))
+			failSet := tc.failSet
+			if failSet == 0 && !tc.wantRead {
+				failSet = lastSettle(t, k)
+			}
+			r, c := failAndReplay(t, k, countingJudges(tc.failRead, failSet))
 			if !strings.HasPrefix(r.Failure.Message, "judge: ") {
 				t.Fatalf("the run failed otherwise: %v", r.Failure)
 			}

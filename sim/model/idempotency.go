@@ -35,6 +35,12 @@ type IdemRec struct {
 	Msg    string    `json:"msg,omitempty"`
 	Body   string    `json:"body,omitempty"` // the JSON of a success's body
 	IsErr  bool      `json:"isErr,omitempty"`
+	// Kind is the keyed command's input kind. Orphan: a restart left the request
+	// unanswered while its flow carried on (a withdrawal, a deposit, a faucet draw, a
+	// registration, an execute; not a quote submission or an accept, which boot undoes):
+	// the desk answers it when the flow does, to nobody, which the model cannot see.
+	Kind   string `json:"kind,omitempty"`
+	Orphan bool   `json:"orphan,omitempty"`
 }
 
 // idemRetention is the retention in force.
@@ -103,6 +109,12 @@ func (s *step) idempotent(in machine.Idempotent) {
 	}
 	sig := in.Method + " " + in.Path + " " + in.BodyHash
 	recs := m.st.Idem[scope]
+	if r := recs[in.Key]; r != nil && r.Orphan && r.Sig == sig && s.at.Sub(r.At) < m.idemRetention() {
+		if s.idemOrphan(scope, in.Key, r) {
+			return
+		}
+		recs = m.st.Idem[scope] // the desk ran it anew: the orphan is gone
+	}
 	if r := recs[in.Key]; r != nil && s.at.Sub(r.At) < m.idemRetention() {
 		s.idemStill = true
 		switch {
@@ -153,7 +165,7 @@ func (s *step) idempotent(in machine.Idempotent) {
 		m.idemDelete(scope, oldest)
 	}
 	m.st.Idem[scope] = recs
-	recs[in.Key] = &IdemRec{Sig: sig, At: s.at, Seq: s.env.Seq}
+	recs[in.Key] = &IdemRec{Sig: sig, At: s.at, Seq: s.env.Seq, Kind: in.Cmd.Kind()}
 	if m.st.IdemBySeq == nil {
 		m.st.IdemBySeq = map[uint64]string{}
 	}
@@ -245,13 +257,56 @@ func (s *step) idemAfter() {
 
 // idemBoot: a restart ends the unanswered keyed requests; their keys run anew.
 func (m *Model) idemBoot() {
+	undone := map[string]bool{machine.SubmitQuote{}.Kind(): true, machine.AcceptQuote{}.Kind(): true}
 	for _, seq := range slices.Sorted(maps.Keys(m.st.IdemBySeq)) {
 		scope, key := splitRef(m.st.IdemBySeq[seq])
 		delete(m.st.IdemBySeq, seq)
 		if r := m.st.Idem[scope][key]; r != nil && r.Seq == seq {
-			m.idemDelete(scope, key)
+			if undone[r.Kind] {
+				m.idemDelete(scope, key)
+			} else {
+				r.Orphan = true
+			}
 		}
 	}
+}
+
+// idemOrphan judges a repeat of an orphaned key (same method, path and body), whose
+// flow's answer the model could not see: the desk may still wait for the flow (409
+// RETRY_LATER, nothing else), have recorded its answer (replayed, which the model then
+// records: every later repeat must replay it identically), or have let the key run anew
+// once the flow ended without an answer (a fresh run: the orphan is dropped and it returns
+// false, for the caller to judge the write as new).
+func (s *step) idemOrphan(scope, key string, r *IdemRec) bool {
+	var rep *machine.Reply
+	for i := range s.out.Replies {
+		if s.out.Replies[i].Seq == s.env.Seq {
+			rep = &s.out.Replies[i]
+		}
+	}
+	switch {
+	case rep != nil && rep.Replayed:
+		r.Orphan, r.Done, r.Status = false, true, rep.Status
+		if rep.Err != nil {
+			r.IsErr, r.Code, r.Msg = true, rep.Err.Code, rep.Err.Message
+		} else if rep.Status != 204 {
+			b, err := json.Marshal(rep.Body)
+			if err != nil {
+				s.failf("%s replayed a body that does not encode: %v", s.whatText(), err)
+				return true
+			}
+			r.Body = string(b)
+		}
+		s.idemStill, s.idemReplay = true, r
+		s.immediate = &expect{alts: []sc{{rep.Status, r.Code}}}
+		return true
+	case rep != nil && rep.Err != nil && rep.Status == 409 && rep.Err.Code == machine.CodeRetryLater && len(s.out.Calls) == 0 && len(s.out.Events) == 0:
+		s.idemStill, s.idemRaced = true, true
+		s.immediate = one(409, machine.CodeRetryLater)
+		return true
+	}
+	s.m.idemDelete(scope, key)
+	return false
 }
 
 // IdemRecord reports the model's record of a key in a scope (a party id, or "addr:" and
