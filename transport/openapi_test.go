@@ -14,6 +14,7 @@ import (
 type operation struct {
 	openSecurity bool            // `security: []`
 	statuses     map[string]bool // response status keys
+	idemKey      bool            // takes the IdempotencyKey parameter
 }
 
 // scanOpenAPI reads the `paths:` section by indentation: paths at two spaces, methods at
@@ -58,6 +59,8 @@ func scanOpenAPI(t *testing.T, file string) map[string]*operation {
 			}
 			ops[key] = op
 			inResponses = false
+		case op != nil && indent == 8 && strings.Contains(text, "#/components/parameters/IdempotencyKey"):
+			op.idemKey = true
 		case op != nil && indent == 6:
 			inResponses = text == "responses:"
 			if text == "security: []" {
@@ -120,6 +123,12 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 			if !op.statuses["413"] || !op.statuses["400"] {
 				t.Errorf("%s: 400/413 not documented", name)
 			}
+		}
+		// Every POST and DELETE takes an Idempotency-Key (with its 422), but the two whose
+		// answer carries a new API key (docs/api.md), which refuse one.
+		keyless := name == "POST /maker/register/complete" || name == "POST /maker/api-key/rotate"
+		if (r.method == "POST" || r.method == "DELETE") && !keyless && (!op.idemKey || !op.statuses["422"]) {
+			t.Errorf("%s: the Idempotency-Key parameter or its 422 not documented", name)
 		}
 		if strings.Contains(r.path, ":") && !op.statuses["400"] {
 			t.Errorf("%s: 400 for a bad path id not documented", name)
