@@ -162,13 +162,13 @@ func (d *Desk) trimStream(s *PartyStream) {
 	s.Retained = rest
 }
 
-// live returns the retained events of s still within the time bound at the desk's time
-// (the window is trimmed only when an event is emitted, so older ones may linger until
-// then) and the oldest sequence number among them, or the party's next one when none is.
-// It only reads the state.
+// live returns the retained events of s still within both bounds in force at the desk's
+// time (the window is trimmed only when an event is emitted, so older ones, or more than
+// a lowered StreamRetentionEvents, may linger until then) and the oldest sequence number
+// among them, or the party's next one when none is. It only reads the state.
 func (d *Desk) live(s *PartyStream) ([]RetainedEvent, uint64) {
 	cutoff := d.Now.Add(-d.Cfg.StreamRetention)
-	i := 0
+	i := max(0, len(s.Retained)-max(d.Cfg.StreamRetentionEvents, 0))
 	for i < len(s.Retained) && s.Retained[i].At.Before(cutoff) {
 		i++
 	}
