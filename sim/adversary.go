@@ -243,13 +243,27 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, d.Deadlines.Next, len(d.Deadlines.Items), len(d.Parties),
 		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), len(d.Challenges), len(d.Sockets), len(d.RFQs),
 		len(d.Quotes), len(d.Trades), len(d.Actions), len(d.DoneActions), len(d.Deposits), len(d.Withdrawals),
-		len(d.FaucetNext), len(d.Pending), len(d.Held), len(d.FailedTrades))
+		len(d.FaucetNext), len(d.Pending), len(d.Held), len(d.FailedTrades),
+		len(d.Streams), len(d.Protections), len(d.Idem), len(d.Scorecards))
 	enc := json.NewEncoder(h)
 	put := func(v any) { _ = enc.Encode(v) } // machine state always encodes (LegacyDigest relies on it)
 	caller := func(kh string) {
 		id := d.KeyIndex[kh]
 		put(d.Parties[id])
 		put(d.FaucetNext[id])
+		// What the newer features keep per party: its stream numbering, protection,
+		// idempotency records and scorecard facts.
+		if st := d.Streams[id]; st != nil {
+			put(st.Seq)
+			put(len(st.Retained))
+		}
+		put(d.Protections[id])
+		if sc := d.Idem[id]; sc != nil {
+			put(sc.Records)
+		}
+		if sc := d.Scorecards[id]; sc != nil {
+			put(sc.Facts)
+		}
 	}
 	rfq := func(id string) {
 		r := d.RFQs[id]
@@ -260,6 +274,9 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 			}
 			put(d.Trades[r.SettlingTrade])
 		}
+	}
+	if w, keyed := in.(machine.Idempotent); keyed && w.Cmd != nil {
+		in = w.Cmd // a keyed refusal names the objects of its command
 	}
 	switch c := in.(type) {
 	case machine.DeleteQuote:
