@@ -185,6 +185,11 @@ func (a *actor) protectionTripped(t machine.MakerProtectionPayload) {
 	p.frozen, p.until, p.tripCrash = true, time.Time{}, s.stats.Crashes
 	if t.FrozenUntil != nil {
 		p.until = time.Time(*t.FrozenUntil)
+		if !p.until.After(s.now) {
+			// A trip a resume replays after its freeze ended (the maker was away).
+			p.frozen = false
+			return
+		}
 		if p.rng.IntN(3) == 0 && !p.resetting && !s.liveness {
 			p.resetting = true
 			s.after(a.uniform(100*time.Millisecond, p.until.Sub(s.now)+time.Second), a.resetProtection)
