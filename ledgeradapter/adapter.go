@@ -73,8 +73,8 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 // unknown outcome, contention, rejected); the ledger checks deduplication before the
 // command, so any other refusal (insufficient funds, a bad signature, ...) means that no
 // attempt took effect. The completions are read from the offset recorded before the
-// call's first attempt in this process (known), or else from the ledger's pruning
-// offset: a call first seen now may be the re-issue of one an earlier process sent, and
+// call's first attempt in this process (known), and then, if that misses, or else, from
+// the ledger's pruning offset: a call first seen now may be the re-issue of one an earlier process sent, and
 // the desk does not yet journal that offset with its calls. A duplicate that names
 // another submission (an earlier prepared transaction of the same command) is read from
 // the pruning offset too.
@@ -91,10 +91,19 @@ func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, e
 	case !mayFollowAnEffect(ledgersim.CategoryOf(err)):
 		return ledgersim.Update{}, false
 	}
+	oldest := a.L.PruningOffset()
 	if !known {
-		since = a.L.PruningOffset()
+		since = oldest
 	}
-	return a.completed(call.ActAs, submission, since)
+	if u, ok := a.completed(call.ActAs, submission, since); ok || since <= oldest {
+		return u, ok
+	}
+	// The offset this adapter recorded is only where its own first attempt began: an
+	// earlier one (sent before the desk restarted, while this adapter lived on, as in the
+	// simulator) may have committed before it, or the ledger, recovered after a crash that
+	// lost its unsynced tail, may have numbered the commit below it. Read the whole
+	// retained window then.
+	return a.completed(call.ActAs, submission, oldest)
 }
 
 // mayFollowAnEffect reports whether a refusal of this category may answer the repeat of

@@ -107,3 +107,38 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 		t.Fatalf("a bad signature: %+v", r.Failure)
 	}
 }
+
+// TestRecordedOffsetIsOnlyAHint: the offset the adapter recorded at a call's first attempt
+// may lie beyond the call's commit (a ledger recovered after a crash that lost its tail
+// numbers its commits again from lower offsets): a repeat refused as a duplicate still
+// finds its completion, from the pruning offset. The simulator met it (an allocation left
+// live by a quote the desk had revoked).
+func TestRecordedOffsetIsOnlyAHint(t *testing.T) {
+	a, ps := embedded(t)
+	faults := &switchable{on: true}
+	b, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{Network: machine.Testnet, Seed: 1,
+		Clock: a.L.Config().Clock, Catalog: catalog, FaultPlan: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Advance the first ledger, so that its end is well past where the second commits.
+	for i := range 5 {
+		do(t, a, machine.LedgerCall{CommandID: fmt.Sprintf("pad%d", i), Op: machine.OpSubmit, ActAs: ps.Reservoir,
+			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01")}}})
+	}
+	call := machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: ps.FeeParty}}}
+	a.L, a.Retries = b.L, 0 // the adapter lives on over a ledger that starts lower
+	if r := do(t, a, machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
+		Command: call.Command}); r.Failure == nil {
+		t.Fatal("the fault plan let the first attempt through")
+	}
+	faults.on = false
+	u, err := b.L.Submit(ps.Operator, ledgersim.CreatePreapproval{Receiver: ps.FeeParty}, "pre") // an earlier process's attempt lands
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := do(t, a, call); again.Failure != nil || again.UpdateID != u.UpdateID {
+		t.Fatalf("the repeat: %+v, want update %s (at offset %d)", again, u.UpdateID, u.Offset)
+	}
+}
