@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -160,6 +161,12 @@ func TestHAStandbyTakesOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The party's stream numbering, to resume from on the new leader.
+	end := openRaw(t, "http://"+la[0], c.APIKey(), "").until(t, "snapshot.end")
+	var latest struct{ Seq uint64 }
+	if err := json.Unmarshal(end[len(end)-1].Payload, &latest); err != nil || latest.Seq == 0 {
+		t.Fatalf("snapshot.end %s: the party has no numbered event to resume from (%v)", end[len(end)-1].raw, err)
+	}
 
 	start := time.Now()
 	leader.cancel()
@@ -188,6 +195,16 @@ func TestHAStandbyTakesOver(t *testing.T) {
 	}
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("balances after the take over %+v, before %+v", after, before)
+	}
+	// A stream resume works across the take over: the last event again, then
+	// stream.resumed; a since ahead of the party's numbering is a gap.
+	got := openRaw(t, "http://"+addr, c.APIKey(), fmt.Sprintf("since=%d", latest.Seq-1)).until(t, "stream.resumed")
+	if len(got) != 2 || got[0].Seq != latest.Seq ||
+		string(got[1].raw) != fmt.Sprintf(`{"type":"stream.resumed","payload":{"from":%d,"to":%d}}`, latest.Seq, latest.Seq) {
+		t.Fatalf("resume from %d on the new leader: %d frames, the last %s", latest.Seq-1, len(got), got[len(got)-1].raw)
+	}
+	if f := openRaw(t, "http://"+addr, c.APIKey(), fmt.Sprintf("since=%d", latest.Seq+1)).until(t, "snapshot.end"); f[0].Type != "stream.gap" {
+		t.Fatalf("a since ahead on the new leader: first frame %s", f[0].raw)
 	}
 	resp, err = http.Get("http://" + admin + "/metrics")
 	if err != nil {
