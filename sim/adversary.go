@@ -547,7 +547,11 @@ func (h *hostile) send(in machine.Input, e *expectation, then func(machine.Reply
 			e = e.refine(e)
 		}
 		e = h.frozenMayRefuse(in, e)
-		s.nextProbe = h.keyRace(in, e)
+		// A rotation of the actor's own key that lands first makes any call 401 before it
+		// reaches the ledger: judged so on arrival whether the answer is immediate or not
+		// (a foreign deposit's accept, answered after a ledger round trip otherwise, met it).
+		e = h.keyRace(in, e)
+		s.nextProbe = e
 		seq := s.input(in)
 		s.waiting[seq] = r
 	})
