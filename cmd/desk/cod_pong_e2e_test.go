@@ -56,7 +56,7 @@ func (r *silentStream) dropped(t *testing.T, within time.Duration) {
 }
 
 // codPongPing is the test desk's stream heartbeat: short, so that a silent socket is
-// dropped within two intervals. The configuration puts no bound on ping_interval.
+// dropped within two intervals. The configuration allows 100ms (minPingInterval) to 10m.
 const codPongPing = 300 * time.Millisecond
 
 // TestCancelOnDisconnectOnMissedPong: with ping_interval 300ms, two makers quote over an
