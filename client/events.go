@@ -142,6 +142,8 @@ func newPayload(typ string) any {
 		return new(StreamResumed)
 	case EventStreamGap:
 		return new(StreamGap)
+	case EventQuoteDeclined:
+		return new(QuoteDeclined)
 	}
 	return nil
 }
@@ -153,8 +155,8 @@ func KnownEvent(typ string) bool { return newPayload(typ) != nil }
 // *RFQRef (rfq.closed, rfq.expired), *Quote, *QuoteStatus, *QuoteAnchored, *TradeStep,
 // *Trade (trade.settled), *TradeFailure, *SignAction (sign.requested), *SignCompleted,
 // *RFQHistory (history.recorded), *Resync, *Connected, *ProtectionTripped
-// (maker.protection), *SnapshotEnd, *StreamResumed or *StreamGap. Use it in a type
-// switch. An unknown
+// (maker.protection), *SnapshotEnd, *StreamResumed, *StreamGap or *QuoteDeclined
+// (quote.declined). Use it in a type switch. An unknown
 // type gives an error wrapping ErrUnknownEvent.
 func (e Event) Decode() (any, error) {
 	p := newPayload(e.Type)

@@ -409,6 +409,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	s.tapeDesk(seq, rec)
 	obs := s.observeBefore(env)
 	pr := s.probeBefore(env)
+	race := s.codRaceBefore(in)
 	out, panicked := safeApply(s.desk, env)
 	if panicked != "" {
 		s.failf(Safety, "machine.Apply panicked on %s input %d: %s", in.Kind(), seq, panicked)
@@ -417,7 +418,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	s.observeAfter(env, out, obs)
 	s.judgeApply(env, out)
 	typedReplays(out) // the judge saw the replayed frames' bytes; the rest of the sim wants values
-	s.codCoverage(in, out)
+	s.codCoverage(in, out, race)
 	s.resumeCoverage(in, out)
 	s.probeAfter(pr, env, out)
 	s.stats.Inputs++

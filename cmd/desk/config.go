@@ -18,6 +18,16 @@ import (
 	"github.com/deskco/rfqdesk/transport"
 )
 
+// Bounds of ping_interval, the stream heartbeat: a socket that missed a pong is dropped
+// within two intervals (cancel-on-disconnect then fires for a marked one). Below the minimum
+// the heartbeat's sweep over every socket would run too often and a pong over a slow link
+// could not come back in time; above the maximum a dead socket keeps its party invitable
+// (and its quotes live) for too long.
+const (
+	minPingInterval = 100 * time.Millisecond
+	maxPingInterval = 10 * time.Minute
+)
+
 // duration is a Go duration string in the configuration file ("30s", "10m").
 type duration time.Duration
 
@@ -279,6 +289,9 @@ func (c fileConfig) resolve(getenv func(string) string, drawnKey func(name strin
 		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("stream_retention must be between 1s and %s, got %s", machine.MaxStreamRetention, r)
 	}
 	m.StreamRetentionEvents, m.StreamRetention = c.StreamRetentionEvents, time.Duration(c.StreamRetention)
+	if p := time.Duration(c.PingInterval); p < minPingInterval || p > maxPingInterval {
+		return machine.Config{}, node.LedgerSpec{}, fmt.Errorf("ping_interval must be between %s and %s, got %s", minPingInterval, maxPingInterval, p)
+	}
 	reservoir := map[string]money.Decimal{}
 	for _, in := range c.Instruments {
 		sym := strings.ToLower(in.Symbol)

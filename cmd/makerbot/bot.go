@@ -37,6 +37,7 @@ type bot struct {
 	rfqs      map[string]client.RFQ // open RFQs the bot is invited to
 	quotes    map[string]sentQuote  // quote id → what the bot sent
 	attempts  map[string]time.Time  // rfq id → last quote attempt
+	declined  map[string]string     // rfq id → the reason of the bot's last decline (decline.go)
 	lastDraw  time.Time
 	notSeen   int // status checks in a row that found the bot not invitable
 	connected bool
@@ -50,7 +51,8 @@ type sentQuote struct {
 }
 
 func newBot(cfg config, log *slog.Logger) *bot {
-	return &bot{cfg: cfg, log: log, rfqs: map[string]client.RFQ{}, quotes: map[string]sentQuote{}, attempts: map[string]time.Time{}}
+	return &bot{cfg: cfg, log: log, rfqs: map[string]client.RFQ{}, quotes: map[string]sentQuote{}, attempts: map[string]time.Time{},
+		declined: map[string]string{}}
 }
 
 // backoff returns the wait before retry n (n ≥ 1): 250 ms doubling up to the maximum,
@@ -306,6 +308,7 @@ func (b *bot) track(r client.RFQ) {
 func (b *bot) forget(rfqID string) {
 	delete(b.rfqs, rfqID)
 	delete(b.attempts, rfqID)
+	delete(b.declined, rfqID)
 	for id, q := range b.quotes {
 		if q.rfq == rfqID {
 			delete(b.quotes, id)
@@ -346,7 +349,7 @@ func (b *bot) quote(ctx context.Context, r client.RFQ) error {
 	if err != nil {
 		b.metrics.quotesSkipped.Add(1)
 		b.log.Debug("skip", "rfq", r.RFQID, "reason", err)
-		return nil
+		return b.decline(ctx, r.RFQID, strategy.DeclineReason(err))
 	}
 	q, err := b.c.SubmitQuote(ctx, client.QuoteRequest{RFQID: r.RFQID, Price: client.Decimal(d.Price.String())})
 	if err != nil {

@@ -18,6 +18,12 @@
 //     (GET /maker/reference-price) ± -spread-bps, skips an RFQ that would spend more than
 //     -max-share-bps of a free holding, signs the allocations, and quotes again when its
 //     quote expires or is revoked while the RFQ is still open.
+//   - Declining: an RFQ the strategy skips is declined (POST /maker/rfq/{id}/decline) with
+//     the strategy's reason (strategy.DeclineReason: no reference price is price, too large
+//     a share of a holding or a quote that rounds to zero is size, no free holding of what
+//     the quote spends is inventory, else other), so the taker hears quote.declined rather
+//     than silence. The bot declines an RFQ again only when the reason changes, and may
+//     still quote it later (e.g. once funded). On by default; -decline=false turns it off.
 //   - Signing: signs every action it is handed except withdrawals (transfer-out), which a
 //     bot must never sign on its own.
 //   - Connection: the stream reconnects with exponential backoff and jitter; every
@@ -71,6 +77,7 @@ type config struct {
 	reconcileEvery, statusEvery, faucetEvery   time.Duration
 	maxBackoff                                 time.Duration
 	cancelOnDisconnect                         bool
+	decline                                    bool                       // decline what the strategy skips (decline.go)
 	protection                                 *client.ProtectionSettings // nil: not set (-mmp-window 0)
 }
 
@@ -91,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (co
 	fs.DurationVar(&c.faucetEvery, "faucet-every", time.Minute, "least time between two faucet draws")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", 10*time.Second, "longest wait between reconnection attempts")
 	fs.BoolVar(&c.cancelOnDisconnect, "cancel-on-disconnect", false, "open the stream with ?cancelOnDisconnect=true: the desk revokes the bot's live quotes when its last stream drops")
+	fs.BoolVar(&c.decline, "decline", true, "decline (POST /maker/rfq/{id}/decline) each RFQ the strategy skips, with its reason: price, size, inventory or other; -decline=false skips silently")
 	protection := protectionFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err

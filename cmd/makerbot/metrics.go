@@ -13,6 +13,7 @@ type metrics struct {
 	settleNanos, settleCount                                        atomic.Uint64
 	recoveries, connects, faucetDraws, depositsAccepted             atomic.Uint64
 	actionsSigned, withdrawalsRefused, streamRecycles               atomic.Uint64
+	declines                                                        atomic.Uint64
 }
 
 // observeSettle records one settle latency.
@@ -34,6 +35,7 @@ func (m *metrics) write(w io.Writer) {
 		{"makerbot_quotes_won_total", "Quotes that won a trade.", &m.quotesWon},
 		{"makerbot_quotes_lost_total", "Quotes that lost to another maker.", &m.quotesLost},
 		{"makerbot_rfqs_skipped_total", "RFQs the strategy skipped.", &m.quotesSkipped},
+		{"makerbot_rfqs_declined_total", "Declines sent for RFQs the strategy skipped.", &m.declines},
 		{"makerbot_quotes_refused_total", "Quote submissions the desk refused.", &m.quotesRefused},
 		{"makerbot_key_recoveries_total", "API keys recovered through challenge and rotate.", &m.recoveries},
 		{"makerbot_stream_connects_total", "Stream sockets opened.", &m.connects},
