@@ -192,9 +192,7 @@ func (a *actor) protectionTripped(t machine.MakerProtectionPayload) {
 		}
 		if p.rng.IntN(3) == 0 && !p.resetting && !s.liveness {
 			p.resetting = true
-			// A trip heard late (a resumed stream replays it) may have a freeze that already
-			// ended: the reset still comes, soon, rather than from an empty range.
-			s.after(a.uniform(100*time.Millisecond, max(p.until.Sub(s.now)+time.Second, 200*time.Millisecond)), a.resetProtection)
+			s.after(a.uniform(100*time.Millisecond, p.until.Sub(s.now)+time.Second), a.resetProtection)
 		}
 	}
 }
