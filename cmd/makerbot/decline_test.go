@@ -124,7 +124,8 @@ func TestBotDeclinesWhatItSkips(t *testing.T) {
 	}
 }
 
-// TestDeclineFlagDefault: the bot declines by default; -decline=false turns it off.
+// TestDeclineFlagDefault: the bot declines and opens its stream for cancel-on-disconnect by
+// default (the safe defaults); -decline=false and -cancel-on-disconnect=false turn them off.
 func TestDeclineFlagDefault(t *testing.T) {
 	env := func(string) string { return "" }
 	c, err := parseFlags(nil, io.Discard, env)
@@ -134,8 +135,11 @@ func TestDeclineFlagDefault(t *testing.T) {
 	if c, err = parseFlags([]string{"-decline=false"}, io.Discard, env); err != nil || c.decline {
 		t.Fatalf("-decline=false: decline %v, err %v", c.decline, err)
 	}
-	if c.cancelOnDisconnect {
-		t.Fatal("cancel-on-disconnect is on by default")
+	if !c.cancelOnDisconnect {
+		t.Fatal("cancel-on-disconnect is off by default")
+	}
+	if c, err = parseFlags([]string{"-cancel-on-disconnect=false"}, io.Discard, env); err != nil || c.cancelOnDisconnect {
+		t.Fatalf("-cancel-on-disconnect=false: %v, err %v", c.cancelOnDisconnect, err)
 	}
 }
 

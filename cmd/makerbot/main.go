@@ -29,10 +29,10 @@
 //   - Connection: the stream reconnects with exponential backoff and jitter; every
 //     -status-every the bot checks `invitable` in GET /maker/status and recycles a stream
 //     the desk does not see; every -reconcile-every it re-reads its incoming RFQs and
-//     pending actions, so a missed event costs at most that long. With
-//     -cancel-on-disconnect every stream is opened with ?cancelOnDisconnect=true: when the
-//     bot's last stream drops (or the desk restarts) the desk revokes its live quotes, and
-//     the bot quotes again once reconnected.
+//     pending actions, so a missed event costs at most that long. By default
+//     (-cancel-on-disconnect, on) every stream is opened with ?cancelOnDisconnect=true:
+//     when the bot's last stream drops (or the desk restarts) the desk revokes its live
+//     quotes, and the bot quotes again once reconnected.
 //   - Maker protection: with -mmp-window S (off by default) the bot sets its protection on
 //     the desk at start (-mmp-max-fills, -mmp-max-notional, -mmp-freeze, default 60 s):
 //     when fills in the window reach a limit the desk revokes its other quotes and refuses
@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer, getenv func(string) string) (co
 	fs.DurationVar(&c.statusEvery, "status-every", 10*time.Second, "how often to check `invitable`")
 	fs.DurationVar(&c.faucetEvery, "faucet-every", time.Minute, "least time between two faucet draws")
 	fs.DurationVar(&c.maxBackoff, "max-backoff", 10*time.Second, "longest wait between reconnection attempts")
-	fs.BoolVar(&c.cancelOnDisconnect, "cancel-on-disconnect", false, "open the stream with ?cancelOnDisconnect=true: the desk revokes the bot's live quotes when its last stream drops")
+	fs.BoolVar(&c.cancelOnDisconnect, "cancel-on-disconnect", true, "open the stream with ?cancelOnDisconnect=true: the desk revokes the bot's live quotes when its last stream drops (the safe default: a bot that cannot hear its RFQs cannot renew or withdraw its quotes); -cancel-on-disconnect=false keeps them live")
 	fs.BoolVar(&c.decline, "decline", true, "decline (POST /maker/rfq/{id}/decline) each RFQ the strategy skips, with its reason: price, size, inventory or other; -decline=false skips silently")
 	protection := protectionFlags(fs)
 	if err := fs.Parse(args); err != nil {
