@@ -161,6 +161,9 @@ func (a *applier) idempotent(in Idempotent) {
 	case RegisterComplete, RotateKey:
 		a.refuse(errIdemSecret)
 		return
+	case IssueStreamTicket:
+		a.refuse(errIdemTicket)
+		return
 	case RegisterStart, ChallengeRequest:
 		scope = idemAddressPrefix + in.Address
 	default:
