@@ -292,6 +292,9 @@ func (s *step) boot() {
 
 func (s *step) socketOpened(in machine.SocketOpened) {
 	m := s.m
+	if in.TicketHash != "" { // streamticket.go: the ticket's key, or none
+		in.KeyHash = m.redeemTicket(in.TicketHash, s.at)
+	}
 	refused := false
 	for _, c := range s.out.Closes {
 		if c.Socket == in.Socket && c.Code == machine.CloseUnauthorized {

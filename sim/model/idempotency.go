@@ -68,8 +68,9 @@ func (s *step) idempotent(in machine.Idempotent) {
 		s.immediate = one(400, "")
 		s.idemStill = true
 		return
-	case machine.RegisterComplete, machine.RotateKey:
-		// The answer carries a new API key, never stored: no key is accepted (docs/api.md).
+	case machine.RegisterComplete, machine.RotateKey, machine.IssueStreamTicket:
+		// The answer carries a new API key (or stream ticket), never stored: no key is
+		// accepted (docs/api.md).
 		s.immediate = one(400, "")
 		s.idemStill = true
 		return
