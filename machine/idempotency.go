@@ -162,6 +162,10 @@ func (a *applier) idempotent(in Idempotent) {
 		a.refuse(errIdemSecret)
 		return
 	case IssueStreamTicket:
+		if _, ok := a.d.partyByKey(in.Cmd.header().KeyHash); !ok {
+			a.refuse(errUnknownKey) // authenticate first
+			return
+		}
 		a.refuse(errIdemTicket)
 		return
 	case RegisterStart, ChallengeRequest:

@@ -105,7 +105,8 @@ func TestStreamTicketKeyRotation(t *testing.T) {
 }
 
 // TestStreamTicketRefusals: an unknown key is 401 and issues nothing; a malformed hash is
-// 400; an Idempotency-Key is 400 (the answer carries a secret); each changes nothing.
+// 400; an Idempotency-Key is 400 (the answer carries a secret), after the key (401 for an
+// unknown one); each changes nothing.
 func TestStreamTicketRefusals(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
@@ -113,6 +114,7 @@ func TestStreamTicketRefusals(t *testing.T) {
 	h.refused(h.apply(IssueStreamTicket{Req: Req{KeyHash: keyHash("nobody")}, TicketHash: ticketHash("x")}), 401, "")
 	h.refused(h.apply(IssueStreamTicket{Req: m.req(), TicketHash: "ABC"}), 400, "")
 	h.refused(h.apply(idem("k-1", "POST", "/maker/stream/ticket", "h", IssueStreamTicket{Req: m.req(), TicketHash: ticketHash("x")})), 400, "")
+	h.refused(h.apply(idem("k-2", "POST", "/maker/stream/ticket", "h", IssueStreamTicket{Req: Req{KeyHash: keyHash("nobody")}, TicketHash: ticketHash("x")})), 401, "")
 	if h.digest() != d0 || len(h.d.StreamTickets) != 0 {
 		t.Fatal("a refused ticket changed the desk")
 	}

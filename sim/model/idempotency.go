@@ -68,9 +68,8 @@ func (s *step) idempotent(in machine.Idempotent) {
 		s.immediate = one(400, "")
 		s.idemStill = true
 		return
-	case machine.RegisterComplete, machine.RotateKey, machine.IssueStreamTicket:
-		// The answer carries a new API key (or stream ticket), never stored: no key is
-		// accepted (docs/api.md).
+	case machine.RegisterComplete, machine.RotateKey:
+		// The answer carries a new API key, never stored: no key is accepted (docs/api.md).
 		s.immediate = one(400, "")
 		s.idemStill = true
 		return
@@ -93,6 +92,13 @@ func (s *step) idempotent(in machine.Idempotent) {
 		}
 		s.by = p.Hint
 		scope = p.ID
+		if _, ok := in.Cmd.(machine.IssueStreamTicket); ok {
+			// The answer carries a stream ticket, never stored: no key is accepted, once
+			// the caller is known (docs/api.md).
+			s.immediate = one(400, "")
+			s.idemStill = true
+			return
+		}
 	}
 	if !validIdemKey(in.Key) {
 		s.immediate = one(400, "")
@@ -277,6 +283,8 @@ func splitRef(ref string) (scope, key string) {
 // keyHashOf is the API key hash a keyed command carries.
 func keyHashOf(c machine.Command_) string {
 	switch c := c.(type) {
+	case machine.IssueStreamTicket:
+		return c.KeyHash
 	case machine.Preapproval:
 		return c.KeyHash
 	case machine.CreateRFQ:
