@@ -47,6 +47,11 @@ type StreamOptions struct {
 	// before sequence numbers. By default a reconnect asks for the events missed
 	// (?since=, resume.go).
 	NoResume bool
+	// Ticket opens every socket as a browser does: a fresh one-shot ticket from
+	// POST /maker/stream/ticket (with the key) in ?ticket=, and no X-API-Key header on the
+	// upgrade (streamticket.go). An unauthorized ticket request ends the stream as a 4401
+	// does.
+	Ticket bool
 }
 
 func (o *StreamOptions) withDefaults() StreamOptions {
@@ -255,6 +260,12 @@ func (s *Stream) connectOnce(ctx context.Context) (uint64, error) {
 	hdr := http.Header{}
 	if key := s.c.APIKey(); key != "" {
 		hdr.Set(APIKeyHeader, key)
+	}
+	if s.opts.Ticket {
+		var err error
+		if addr, err = s.ticketed(ctx, addr, hdr); err != nil {
+			return 0, fmt.Errorf("client: stream: ticket: %w", err)
+		}
 	}
 	conn, resp, err := gws.NewClient(h, &gws.ClientOption{
 		Addr:               addr,

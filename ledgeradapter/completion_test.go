@@ -133,7 +133,7 @@ func TestRecordedOffsetIsOnlyAHint(t *testing.T) {
 		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: "nobody::1220aa"}}}); r.Failure == nil {
 		t.Fatal("the first attempt took effect")
 	}
-	a.L = b.L // the adapter lives on over a ledger whose offsets start lower
+	a.L = b.L                                                                                    // the adapter lives on over a ledger whose offsets start lower
 	u, err := b.L.Submit(ps.Operator, ledgersim.CreatePreapproval{Receiver: ps.FeeParty}, "pre") // an earlier process's attempt lands
 	if err != nil {
 		t.Fatal(err)

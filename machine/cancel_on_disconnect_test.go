@@ -237,8 +237,8 @@ func TestCancelOnDisconnectRecordVersions(t *testing.T) {
 		t.Fatalf("version 3 record: %+v, %v; want %+v", env, err, want)
 	}
 	again, err := EncodeEnvelope(env)
-	if err != nil || again[0] != recordVersion || !bytes.Equal(again[1:], append(slices.Clone(v3[1:]), 0, 0, 0)) {
-		t.Fatalf("re-encoded as %x (%v); want version %d and the mark (false) and no resume (false, 0) appended", again, err, recordVersion)
+	if err != nil || again[0] != recordVersion || !bytes.Equal(again[1:], append(slices.Clone(v3[1:]), 0, 0, 0, 0)) {
+		t.Fatalf("re-encoded as %x (%v); want version %d and the mark (false), no resume (false, 0) and no ticket (\"\") appended", again, err, recordVersion)
 	}
 	marked := SocketOpened{Socket: 4, KeyHash: "cd34", CancelOnDisconnect: true}
 	b, err := EncodeEnvelope(Envelope{Seq: 10, At: t0, Input: marked})

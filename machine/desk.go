@@ -56,6 +56,8 @@ type Desk struct {
 	// Idem holds the idempotency records by scope: a party id, or "addr:" and a client
 	// address group (idempotency.go).
 	Idem map[string]*IdemScope `json:"idem,omitempty"`
+	// StreamTickets are the issued, unredeemed stream tickets by hash (stream_ticket.go).
+	StreamTickets map[string]*StreamTicket `json:"streamTickets,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).

@@ -161,6 +161,13 @@ func (a *applier) idempotent(in Idempotent) {
 	case RegisterComplete, RotateKey:
 		a.refuse(errIdemSecret)
 		return
+	case IssueStreamTicket:
+		if _, ok := a.d.partyByKey(in.Cmd.header().KeyHash); !ok {
+			a.refuse(errUnknownKey) // authenticate first
+			return
+		}
+		a.refuse(errIdemTicket)
+		return
 	case RegisterStart, ChallengeRequest:
 		scope = idemAddressPrefix + in.Address
 	default:

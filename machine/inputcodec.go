@@ -20,6 +20,7 @@ func encodeInput(e *encoder, in Input) error {
 		e.Bool(v.CancelOnDisconnect) // since record version 4
 		e.Bool(v.Resume)             // since record version 5
 		e.Uvarint(v.Since)
+		e.Str(v.TicketHash) // since record version 6
 	case SocketClosed:
 		e.Uvarint(v.Socket)
 	case LedgerResult:
@@ -126,7 +127,7 @@ func encodeInput(e *encoder, in Input) error {
 }
 
 // decodeInput reads the binary body of an input of the given kind from a record of the
-// given version (recordVersion, recordVersion4 or recordVersion3).
+// given version (recordVersion, recordVersion5, recordVersion4 or recordVersion3).
 func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 	var in Input
 	switch kind {
@@ -139,8 +140,11 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		if version != recordVersion3 {
 			o.CancelOnDisconnect = d.Bool()
 		}
-		if version == recordVersion {
+		if version != recordVersion3 && version != recordVersion4 {
 			o.Resume, o.Since = d.Bool(), d.Uvarint()
+		}
+		if version == recordVersion {
+			o.TicketHash = d.Str()
 		}
 		in = o
 	case SocketClosed{}.Kind():

@@ -109,6 +109,9 @@ type SocketOpened struct {
 	// Since instead of the snapshot when the desk still has them all (stream_resume.go).
 	Resume bool   `json:"resume,omitempty"`
 	Since  uint64 `json:"since,omitempty"`
+	// TicketHash is the hash of the stream ticket the upgrade carried (?ticket=), instead
+	// of a key hash: the desk redeems it (stream_ticket.go).
+	TicketHash string `json:"ticketHash,omitempty"`
 }
 
 // SocketClosed reports that a stream socket is gone.

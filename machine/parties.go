@@ -350,11 +350,16 @@ func (a *applier) rotateKey(c RotateKey) {
 		}
 	}
 	a.dropSockets(closed) // the party may go offline: cancel-on-disconnect applies
+	a.voidStreamTickets(old)
 	a.reply(200, APIKeyDTO{})
 }
 
-// socketOpened authenticates a new stream socket and sends it the snapshot.
+// socketOpened authenticates a new stream socket and sends it the snapshot. A socket
+// opened with a ticket redeems it here and is bound to the ticket's key.
 func (a *applier) socketOpened(in SocketOpened) {
+	if in.TicketHash != "" {
+		in.KeyHash = a.redeemStreamTicket(in.TicketHash)
+	}
 	p, ok := a.d.partyByKey(in.KeyHash)
 	if !ok {
 		if !a.quiet {

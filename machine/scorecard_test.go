@@ -256,7 +256,7 @@ func TestScorecardSnapshotVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v3[len(snapshotMagic)] != 3 {
+	if v3[len(snapshotMagic)] != snapshotVersion {
 		t.Fatalf("re-encoded as version %d", v3[len(snapshotMagic)])
 	}
 	if _, err := Restore(v3); err != nil {
@@ -264,8 +264,8 @@ func TestScorecardSnapshotVersions(t *testing.T) {
 	}
 	v4 := slices.Clone(v3)
 	v4[len(snapshotMagic)] = snapshotVersion + 1
-	if _, err := Restore(v4); err == nil || !strings.Contains(err.Error(), "binary snapshot version 4; this desk reads only versions 1 to 3") {
-		t.Fatalf("version 4 snapshot: %v", err)
+	if _, err := Restore(v4); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("binary snapshot version %d; this desk reads only versions 1 to %d", snapshotVersion+1, snapshotVersion)) {
+		t.Fatalf("version %d snapshot: %v", snapshotVersion+1, err)
 	}
 }
 

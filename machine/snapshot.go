@@ -29,8 +29,9 @@ const snapshotMagic = "RFQDDESK"
 // (every party's stream sequence number and retained events, stream_resume.go), the
 // makers' protections (maker_protection.go), the idempotency records (idempotency.go),
 // the declines section, which it always writes (an empty one is a zero count), and the
-// makers' scorecards (scorecard.go).
-const snapshotVersion = 3
+// makers' scorecards (scorecard.go); version 4 the stream tickets after the scorecards
+// (stream_ticket.go).
+const snapshotVersion = 4
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -42,6 +43,10 @@ const snapshotVersion1 = 1
 // the idempotency records and the scorecards (an older desk kept none), and with the declines section present
 // only when some RFQ has declines.
 const snapshotVersion2 = 2
+
+// snapshotVersion3 is read too: version 4 without the stream tickets (an older desk issued
+// none).
+const snapshotVersion3 = 3
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
@@ -121,6 +126,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeIdemSection(e, d.Idem)        // since version 3
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
+	writeStreamTickets(e, d.StreamTickets) // since version 4
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -194,7 +200,7 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 		return nil, fmt.Errorf("binary snapshot version %d; this desk reads only versions %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
 	v2 := v >= snapshotVersion2
-	v3 := v >= 3
+	v3 := v >= snapshotVersion3
 	d := &Desk{}
 	if cfg := dec.Bytes(); dec.Err() == nil {
 		if err := json.Unmarshal(cfg, &d.Cfg); err != nil {
@@ -272,6 +278,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	}
 	if v3 {
 		d.Scorecards = readScorecards(dec)
+	}
+	if v > snapshotVersion3 { // an older desk issued no ticket
+		d.StreamTickets = readStreamTickets(dec)
 	}
 	if dec.Err() != nil {
 		return nil, dec.Err()

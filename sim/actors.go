@@ -116,6 +116,8 @@ type actor struct {
 	// Idempotency-Key writes (idempotency.go): their generator and the last key number.
 	idemRng  *rand.Rand
 	idemNext int
+	// tk is its side of the stream tickets (streamticket.go).
+	tk ticketState
 }
 
 // takerRFQ is one of a taker's RFQs.
@@ -434,6 +436,7 @@ func (a *actor) resolveKeys(then func()) {
 
 func (a *actor) rotate() {
 	challenge := fmt.Sprintf("challenge-%d-%x", a.idx, a.rng.Uint64())
+	a.ticketBeforeRotate()
 	a.send(machine.ChallengeRequest{PartyID: a.party, Challenge: challenge}, func(rep machine.Reply) {
 		if rep.Err != nil {
 			return
@@ -455,6 +458,7 @@ func (a *actor) rotate() {
 				a.candidates = without(a.candidates, key)
 				a.s.cov.hit(covKeyRotated)
 				a.s.stats.Rotations++
+				a.ticketAfterRotate()
 			case rep.Status == 599:
 				a.candidates = append(a.candidates, a.key)
 				a.resolveKeys(func() {})
@@ -485,6 +489,9 @@ func (a *actor) connect() {
 	a.socket = id
 	in := machine.SocketOpened{Socket: id, KeyHash: a.keyHash, CancelOnDisconnect: a.cod}
 	a.resumeRequest(&in)
+	if a.ticketConnect(in) { // streamticket.go
+		return
+	}
 	a.notify(in, func() bool { return a.socket == id })
 }
 

@@ -519,6 +519,12 @@ func (a *actor) boundaryValidity(c *machine.SubmitQuote, r machine.RfqDTO) valid
 		c.ValidUntil = &t
 		return validAtDeadline
 	}
+	// A frame a resume replayed was decoded from its JSON, whose deadline shows the
+	// millisecond only: 1 ns past that may still be before the RFQ's deadline. The probe
+	// takes the desk's own deadline, which the in-process frames carry in full.
+	if rf := s.desk.RFQs[r.RfqID]; rf != nil {
+		t = rf.Deadline
+	}
 	t = t.Add(time.Nanosecond)
 	c.ValidUntil = &t
 	return validPastDeadline

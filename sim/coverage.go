@@ -105,6 +105,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, protectionGoals(k, runs)...)
 	goals = append(goals, resumeGoals(k, m, runs)...)
 	goals = append(goals, idemGoals(k, runs)...)
+	goals = append(goals, ticketGoals(runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
@@ -145,7 +146,7 @@ func MissingOver(results []*Result) []string {
 
 // write prints the counters in report order.
 func (c coverage) write(w io.Writer) {
-	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage, protectionCoverage, resumeCoverage, idemCoverage) {
+	for _, name := range slices.Concat(allCoverage, advCoverage, massCancelCoverage, declineCoverage, codCoverage, scoreCoverage, protectionCoverage, resumeCoverage, idemCoverage, ticketCoverage) {
 		fmt.Fprintf(w, "  %8d  %s\n", c[name], name)
 	}
 	for _, name := range boundaryGoals(BoundaryMix{Ticket: 1, TTL: 1, Price: 1, Validity: 1, Limit: 1, Batch: 1}) {

@@ -192,7 +192,8 @@ func (a *actor) protectionTripped(t machine.MakerProtectionPayload) {
 		}
 		if p.rng.IntN(3) == 0 && !p.resetting && !s.liveness {
 			p.resetting = true
-			s.after(a.uniform(100*time.Millisecond, p.until.Sub(s.now)+time.Second), a.resetProtection)
+			// The frame may come late, past frozenUntil: the window then stays 100 ms wide.
+			s.after(a.uniform(100*time.Millisecond, max(p.until.Sub(s.now)+time.Second, 200*time.Millisecond)), a.resetProtection)
 		}
 	}
 }

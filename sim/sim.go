@@ -94,7 +94,8 @@ type Sim struct {
 	byParty    map[string]*actor
 	makerHints map[string]bool
 	nextSocket uint64
-	maxAcked   uint64 // highest seq whose reply an actor received
+	tickets    ticketBook // what the run saw of the stream tickets (streamticket.go)
+	maxAcked   uint64     // highest seq whose reply an actor received
 
 	liveness bool
 	lost     map[string]bool // command ids whose answer the desk never heard
@@ -420,6 +421,7 @@ func (s *Sim) input(in machine.Input) uint64 {
 	typedReplays(out) // the judge saw the replayed frames' bytes; the rest of the sim wants values
 	s.codCoverage(in, out, race)
 	s.resumeCoverage(in, out)
+	s.ticketCoverage(seq, in, out)
 	s.probeAfter(pr, env, out)
 	s.stats.Inputs++
 	s.held = append(s.held, heldOutputs{seq: seq, out: out})

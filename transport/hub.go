@@ -76,9 +76,12 @@ type socket struct {
 	// resume and since are the upgrade's ?since= (resume.go).
 	resume bool
 	since  uint64
-	queue  chan frame
-	kill   chan struct{} // closed to make the writer close the socket now
-	alive  atomic.Bool   // a pong (or the open) since the last ping
+	// ticketHash is the hash of the upgrade's ?ticket=, when it carried one instead of
+	// a key (streamticket.go).
+	ticketHash string
+	queue      chan frame
+	kill       chan struct{} // closed to make the writer close the socket now
+	alive      atomic.Bool   // a pong (or the open) since the last ping
 
 	// guarded by Hub.mu
 	party      string
@@ -533,6 +536,13 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 func (h *Hub) openSocket(s *socket) error {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.opTimeout)
 	defer cancel()
+	if s.ticketHash != "" {
+		t, ok := h.cfg.desk.(TicketSocketOpener)
+		if !ok {
+			return errNoTicket
+		}
+		return t.OpenTicketSocket(ctx, s.id, s.ticketHash, s.cancelOnDisconnect, s.resume, s.since)
+	}
 	if s.resume {
 		r, ok := h.cfg.desk.(Resumer)
 		if !ok {

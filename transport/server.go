@@ -53,6 +53,9 @@ type Options struct {
 	Rand io.Reader
 	// ObserveRequest, if set, hears of every answered request (latency histograms).
 	ObserveRequest RequestObserver
+	// CORSOrigins opens CORS to these origins (cors.go); empty (the default) sends no CORS
+	// header. Each must pass ValidateCORSOrigin.
+	CORSOrigins []string
 }
 
 // Defaults of Options.
@@ -124,16 +127,21 @@ type Server struct {
 	upgrade   *gws.Upgrader
 	limRegist *ipLimiter
 	limChall  *ipLimiter
+	cors      corsPolicy
 
 	mu      sync.Mutex
 	servers []*http.Server
 }
 
 // New builds a Server with its routes and its stream hub. It panics only on a
-// programming error (a nil Desk).
+// programming error (a nil Desk, a CORS origin that ValidateCORSOrigin refuses).
 func New(opts Options) *Server {
 	if opts.Desk == nil {
 		panic("transport.New: Options.Desk is nil")
+	}
+	cors, err := newCORSPolicy(opts.CORSOrigins)
+	if err != nil {
+		panic("transport.New: " + err.Error())
 	}
 	opts.withDefaults()
 	s := &Server{
@@ -144,6 +152,7 @@ func New(opts Options) *Server {
 		metrics:   newMetrics(),
 		limRegist: newIPLimiter(opts.PerIPPerMinute, opts.MaxTrackedIPs, opts.Now),
 		limChall:  newIPLimiter(opts.PerIPPerMinute, opts.MaxTrackedIPs, opts.Now),
+		cors:      cors,
 	}
 	s.hub = newHub(hubConfig{
 		desk: opts.Desk, log: opts.Logger, metrics: s.metrics,
@@ -238,6 +247,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Log(r.Context(), level, "request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
 	}()
+	if s.cors.handle(sw, r, s.router) {
+		return
+	}
 	s.router.ServeHTTP(sw, r)
 }
 
@@ -296,6 +308,7 @@ func (s *Server) routes() []route {
 		{"GET", "/maker/protection", true, s.query(qProtection)},
 		{"PUT", "/maker/protection", true, s.setProtection},
 		{"POST", "/maker/protection/reset", true, s.command(resetProtection)},
+		{"POST", "/maker/stream/ticket", true, s.streamTicket},
 	}
 }
 

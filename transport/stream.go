@@ -48,6 +48,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		s.writeError(w, r, http.StatusBadRequest, "", err.Error())
 		return
 	}
+	ticketHash, err := streamTicketHash(r)
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, "", err.Error())
+		return
+	}
+	if !s.cors.upgradeAllowed(r) {
+		s.writeError(w, r, http.StatusForbidden, "", "this Origin may not open the stream")
+		return
+	}
 	if s.hub.full() {
 		s.metrics.refused.Add(1)
 		s.writeError(w, r, http.StatusServiceUnavailable, machine.CodeRetryLater, "no stream capacity right now; retry with backoff")
@@ -59,18 +68,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		s.log.Debug("stream upgrade failed", "err", err)
 		return // gws answered the handshake error itself
 	}
-	if key == "" {
+	if key == "" && ticketHash == "" {
 		s.metrics.refused.Add(1)
 		_ = conn.SetWriteDeadline(deadlineIn(s.opts.StreamWriteTimeout))
 		_ = conn.WriteClose(machine.CloseUnauthorized, []byte("missing X-API-Key header"))
 		return
 	}
 	sock := &socket{
-		id:      s.hub.nextID.Add(1),
-		conn:    conn,
-		keyHash: HashKey(key),
-		queue:   make(chan frame, s.opts.SendQueue),
-		kill:    make(chan struct{}),
+		id:         s.hub.nextID.Add(1),
+		conn:       conn,
+		keyHash:    HashKey(key),
+		ticketHash: ticketHash,
+		queue:      make(chan frame, s.opts.SendQueue),
+		kill:       make(chan struct{}),
 
 		cancelOnDisconnect: cod,
 		resume:             resume,

@@ -130,6 +130,26 @@ type fileConfig struct {
 	LedgerDedupWindow duration `toml:"ledger_dedup_window"`
 	// IdempotencyRetention is how long an Idempotency-Key's record is kept (0: 24h).
 	IdempotencyRetention duration `toml:"idempotency_retention"`
+	// CORSOrigins opens CORS to these browser origins ("https://console.example"); empty,
+	// the default, sends no CORS header (transport/cors.go). At most maxCORSOrigins.
+	CORSOrigins []string `toml:"cors_origins"`
+}
+
+// maxCORSOrigins bounds cors_origins.
+const maxCORSOrigins = 64
+
+// checkCORSOrigins refuses a cors_origins list that is too long or names an origin in a
+// form a browser never sends (transport.ValidateCORSOrigin), naming the key.
+func checkCORSOrigins(origins []string) error {
+	if len(origins) > maxCORSOrigins {
+		return fmt.Errorf("cors_origins: %d origins, at most %d", len(origins), maxCORSOrigins)
+	}
+	for _, o := range origins {
+		if err := transport.ValidateCORSOrigin(o); err != nil {
+			return fmt.Errorf("cors_origins: %w", err)
+		}
+	}
+	return nil
 }
 
 // defaultConfig is the embedded default: the testnet profile with a small catalog.
@@ -214,6 +234,9 @@ func loadConfig(path string) (fileConfig, error) {
 			keys[i] = k.String()
 		}
 		return cfg, fmt.Errorf("configuration %s: unknown key(s): %s", path, strings.Join(keys, ", "))
+	}
+	if err := checkCORSOrigins(cfg.CORSOrigins); err != nil {
+		return cfg, fmt.Errorf("configuration %s: %w", path, err)
 	}
 	return cfg, nil
 }

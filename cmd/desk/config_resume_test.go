@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,33 @@ func TestStreamRetentionConfig(t *testing.T) {
 			}
 			if got := c.got(m, spec); got != c.want {
 				t.Errorf("%v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestCORSOriginsConfig: cors_origins defaults to none, a file names origins, and an origin
+// in a form a browser never sends (or too many) is refused naming the key.
+func TestCORSOriginsConfig(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		want       int
+		wantErr    string
+	}{
+		{"default", "", 0, ""},
+		{"set", `cors_origins = ["https://console.example", "http://localhost:5173"]` + "\n", 2, ""},
+		{"trailing slash", `cors_origins = ["https://console.example/"]` + "\n", 0, "cors_origins"},
+		{"wildcard", `cors_origins = ["*"]` + "\n", 0, "cors_origins"},
+		{"no scheme", `cors_origins = ["console.example"]` + "\n", 0, "cors_origins"},
+		{"too many", "cors_origins = [" + strings.Repeat(`"https://a.example", `, maxCORSOrigins) + `"https://a.example"]` + "\n", 0, "cors_origins"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fc, _, _, err := resolveConfig(t, c.file)
+			if refused(t, err, c.wantErr) {
+				return
+			}
+			if len(fc.CORSOrigins) != c.want {
+				t.Errorf("%v, want %d origins", fc.CORSOrigins, c.want)
 			}
 		})
 	}

@@ -181,7 +181,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	defer removePID()
 	srv := transport.New(transport.Options{
 		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
-		ObserveRequest: metrics.observeRequest,
+		ObserveRequest: metrics.observeRequest, CORSOrigins: fc.CORSOrigins,
 	})
 	sink.hub.Store(srv.Hub())
 

@@ -137,8 +137,8 @@ func (m *Model) Apply(env machine.Envelope, out machine.Outputs) (err error) {
 	case machine.Tick, machine.LedgerResult, machine.CheckpointMark, machine.CheckpointDigest, machine.Checkpoint:
 		// No command: only events, replies to earlier requests and closes follow.
 	case machine.Boot:
+		m.idemBoot() // first: it keeps the requests whose keyed flow carries on, which boot forgets
 		s.boot()
-		m.idemBoot()
 	case machine.Idempotent:
 		s.idempotent(in)
 	case machine.Reconfigure:
@@ -292,6 +292,9 @@ func (s *step) boot() {
 
 func (s *step) socketOpened(in machine.SocketOpened) {
 	m := s.m
+	if in.TicketHash != "" { // streamticket.go: the ticket's key, or none
+		in.KeyHash = m.redeemTicket(in.TicketHash, s.at)
+	}
 	refused := false
 	for _, c := range s.out.Closes {
 		if c.Socket == in.Socket && c.Code == machine.CloseUnauthorized {

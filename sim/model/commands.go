@@ -65,6 +65,8 @@ func (s *step) command(in machine.Input) bool {
 		keyHash, s.route = c.KeyHash, "PUT /maker/protection"
 	case machine.ResetProtection:
 		keyHash, s.route = c.KeyHash, "POST /maker/protection/reset"
+	case machine.IssueStreamTicket:
+		keyHash, s.route = c.KeyHash, "POST /maker/stream/ticket"
 	default:
 		return false
 	}
@@ -116,6 +118,8 @@ func (s *step) command(in machine.Input) bool {
 		s.setProtection(p, c)
 	case machine.ResetProtection:
 		s.resetProtection(p)
+	case machine.IssueStreamTicket:
+		s.streamTicket(p, c)
 	}
 	return true
 }
@@ -259,6 +263,7 @@ func (s *step) rotate(c machine.RotateKey) {
 	}
 	p.Keys = map[string]bool{c.NewKeyHash: true}
 	m.st.Keys[c.NewKeyHash] = p.ID
+	m.voidTickets(p.ID) // docs/api.md: a rotation voids the key's tickets
 	var dropped []uint64
 	for _, id := range slices.Sorted(maps.Keys(m.st.Sockets)) { // in order: a failure names the same socket in a replay
 		if sk := m.st.Sockets[id]; sk.Party == p.ID {

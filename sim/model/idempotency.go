@@ -41,6 +41,9 @@ type IdemRec struct {
 	// the desk answers it when the flow does, to nobody, which the model cannot see.
 	Kind   string `json:"kind,omitempty"`
 	Orphan bool   `json:"orphan,omitempty"`
+	// Req is an orphan's request, so that its replayed answer can teach the model what the
+	// first answer would have (a registration's id).
+	Req *Request `json:"req,omitempty"`
 }
 
 // idemRetention is the retention in force.
@@ -98,6 +101,13 @@ func (s *step) idempotent(in machine.Idempotent) {
 		}
 		s.by = p.Hint
 		scope = p.ID
+		if _, ok := in.Cmd.(machine.IssueStreamTicket); ok {
+			// The answer carries a stream ticket, never stored: no key is accepted, once
+			// the caller is known (docs/api.md).
+			s.immediate = one(400, "")
+			s.idemStill = true
+			return
+		}
 	}
 	if !validIdemKey(in.Key) {
 		s.immediate = one(400, "")
@@ -265,7 +275,7 @@ func (m *Model) idemBoot() {
 			if undone[r.Kind] {
 				m.idemDelete(scope, key)
 			} else {
-				r.Orphan = true
+				r.Orphan, r.Req = true, m.st.Reqs[seq]
 			}
 		}
 	}
@@ -299,6 +309,19 @@ func (s *step) idemOrphan(scope, key string, r *IdemRec) bool {
 		}
 		s.idemStill, s.idemReplay = true, r
 		s.immediate = &expect{alts: []sc{{rep.Status, r.Code}}}
+		if req := r.Req; req != nil && req.Kind == "register.start" && rep.Err == nil {
+			// The flow's answer, first heard now: judged as the late answer it is, which
+			// records the registration its id names.
+			var d machine.RegisterStartDTO
+			if err := json.Unmarshal([]byte(r.Body), &d); err != nil {
+				s.failf("%s replayed a registration that does not decode: %v", s.whatText(), err)
+				return true
+			}
+			late := *rep
+			late.Body = d
+			s.lateReply(req, late)
+		}
+		r.Req = nil
 		return true
 	case rep != nil && rep.Err != nil && rep.Status == 409 && rep.Err.Code == machine.CodeRetryLater && len(s.out.Calls) == 0 && len(s.out.Events) == 0:
 		s.idemStill, s.idemRaced = true, true
@@ -331,6 +354,8 @@ func splitRef(ref string) (scope, key string) {
 // keyHashOf is the API key hash a keyed command carries.
 func keyHashOf(c machine.Command_) string {
 	switch c := c.(type) {
+	case machine.IssueStreamTicket:
+		return c.KeyHash
 	case machine.Preapproval:
 		return c.KeyHash
 	case machine.CreateRFQ:

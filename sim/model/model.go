@@ -239,6 +239,8 @@ type state struct {
 	// ones by request (idempotency.go).
 	Idem      map[string]map[string]*IdemRec `json:"idem,omitempty"`
 	IdemBySeq map[uint64]string              `json:"idemBySeq,omitempty"`
+	// Tickets are the unredeemed stream tickets by hash (streamticket.go).
+	Tickets map[string]*Ticket `json:"tickets,omitempty"`
 }
 
 // Model is the reference model. It is not safe for concurrent use.
@@ -399,6 +401,7 @@ func (m *Model) Clone() *Model {
 		st.Idem[scope] = cloneMap(recs, func(r *IdemRec) *IdemRec { c := *r; return &c })
 	}
 	st.IdemBySeq = maps.Clone(m.st.IdemBySeq)
+	st.Tickets = cloneMap(m.st.Tickets, func(t *Ticket) *Ticket { c := *t; return &c })
 	return &Model{st: st, tiers: m.tiers, usd: m.usd, minUSD: m.minUSD, byReg: m.byReg}
 }
 
