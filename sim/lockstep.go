@@ -51,6 +51,10 @@ func (s *Sim) auditRead(at time.Time, keyHash string) {
 	}
 	rep := machine.Read(s.desk, at, keyHash, q)
 	s.beginRead(readByActor, at, keyHash, q, rep)
+	// Checked as an actor's read is, first by the simulator, then by the judge: a trace
+	// records it as an actor's read, and its replay checks it so.
+	party, _ := s.desk.Caller(keyHash)
+	s.checkRead(party, rep)
 	s.judgeRead(at, keyHash, q, rep)
 	s.endRead()
 }
