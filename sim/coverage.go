@@ -16,6 +16,7 @@ const (
 	covCrashBeforeAck             = "crash between a ledger commit and its acknowledgement"
 	covZombieFenced               = "a standby took over and the old process's late writes were refused"
 	covStandbyCurrent             = "a standby that followed the journals held the state they recover to"
+	covStandbyRebuilt             = "a standby started again from the newest snapshots after the leader pruned"
 	covCrashWithHeldOutputs       = "crash with outputs held for durability"
 	covLostAnswer                 = "a ledger answer lost (the effect happened)"
 	covLostAnswerReissued         = "a lost answer re-issued after boot"
@@ -60,6 +61,7 @@ var allCoverage = []string{
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
 	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
+	covZombieFenced, covStandbyCurrent, covStandbyRebuilt,
 }
 
 // coverage counts situations by name.

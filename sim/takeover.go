@@ -50,31 +50,39 @@ func (s *Sim) prepareStandby() {
 	if s.stats.Crashes%2 != 1 || s.failure != nil {
 		return
 	}
-	spec, err := node.LedgerGenesis(s.ledLog)
+	sb, err := s.buildStandby()
 	if err != nil {
 		s.failf(CrashRecovery, "standby: %v", err)
 		return
+	}
+	s.standby = sb
+}
+
+// buildStandby builds a standby from the durable journals: the newest snapshots, then the
+// records after them, with node's functions (as node.OpenStandby starts, and as it starts
+// again when the leader pruned records it had not read yet).
+func (s *Sim) buildStandby() (*simStandby, error) {
+	spec, err := node.LedgerGenesis(s.ledLog)
+	if err != nil {
+		return nil, err
 	}
 	ad, _, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: s.ledgerClock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, Recorder: func(ledgersim.Input) {},
 	})
 	if err != nil {
-		s.failf(CrashRecovery, "standby: %v", err)
-		return
+		return nil, err
 	}
 	l, lrec, err := node.RecoverLedger(s.ledLog, ad.L)
 	if err != nil {
-		s.failf(CrashRecovery, "standby: recover the ledger: %v", err)
-		return
+		return nil, fmt.Errorf("recover the ledger: %w", err)
 	}
 	desk, drec, err := node.ReplayDesk(s.deskLog, true, nil)
 	if err != nil {
-		s.failf(CrashRecovery, "standby: replay the desk: %v", err)
-		return
+		return nil, fmt.Errorf("replay the desk: %w", err)
 	}
-	s.standby = &simStandby{desk: desk, ledger: l,
-		deskSeq: max(drec.SnapshotSeq, 1) + drec.DeskInputs, ledgerSeq: max(lrec.SnapshotSeq, 1) + lrec.Inputs}
+	return &simStandby{desk: desk, ledger: l,
+		deskSeq: max(drec.SnapshotSeq, 1) + drec.DeskInputs, ledgerSeq: max(lrec.SnapshotSeq, 1) + lrec.Inputs}, nil
 }
 
 // checkStandby catches the standby up with the durable journals, as its followers would
@@ -104,6 +112,13 @@ func (s *Sim) checkStandby() {
 			machine.ApplyQuiet(sb.desk, env)
 			return nil
 		})
+	}
+	if errors.Is(err, journal.ErrPruned) {
+		// The leader snapshotted and pruned records this standby had not read (it catches
+		// up only here, where a live follower reads as the leader writes): it starts again
+		// from the newest snapshots, as node.OpenStandby does then.
+		s.cov.hit(covStandbyRebuilt)
+		sb, err = s.buildStandby()
 	}
 	if err != nil {
 		s.failf(CrashRecovery, "standby: follow the journals: %v", err)
