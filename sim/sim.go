@@ -20,11 +20,18 @@ import (
 // Start is the virtual time every run begins at.
 var Start = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// LivenessHorizon is how long the liveness phase runs after the busy phase: longer than
-// the longest RFQ (2 minutes here), a quote's lifetime, the trade window (validUntil +
-// action lifetime + grace = 11 minutes), the registration lifetime (10 minutes) and the
-// closed-RFQ retention (10 minutes), with room to spare.
+// LivenessHorizon is how long the liveness phase runs after the busy phase at the least:
+// longer than a usual RFQ (2 minutes here), a quote's lifetime, the trade window
+// (validUntil + action lifetime + grace = 11 minutes), the registration lifetime (10
+// minutes) and the closed-RFQ retention (10 minutes), with room to spare. An RFQ drawn
+// on the TTL bound (max_ttl, an hour) late in the busy phase lives longer: the phase then
+// runs until livenessTail past the latest deadline the desk holds when it begins.
 const LivenessHorizon = 30 * time.Minute
+
+// livenessTail is how long the liveness phase runs past the latest RFQ deadline, quote
+// validity or trade window open when it begins: a trade accepted at that deadline still
+// ends (its window is 11 minutes) and its allocations are released.
+const livenessTail = 15 * time.Minute
 
 // houseKey is the API key of the desk-signed house taker (configuration, not a secret).
 const houseKey = "house-taker-key"
@@ -43,6 +50,8 @@ type Sim struct {
 	q     queue
 	seq   uint64
 	clock *ledgersim.ManualClock
+	// horizon is when the run ends (Run; beginLiveness may push it out).
+	horizon time.Time
 	// ledgerClock is the ledger's record time: clock, skewed and drifting by the mix.
 	ledgerClock *ledgerClock
 	// deadlines are the allocateBefore of prepared allocations not yet executed, by
@@ -296,10 +305,10 @@ func (s *Sim) Run() *Result {
 	s.start()
 	end := Start.Add(s.k.Duration)
 	s.at(end, s.beginLiveness)
-	horizon := end.Add(LivenessHorizon)
+	s.horizon = end.Add(LivenessHorizon)
 	for s.failure == nil {
 		e, ok := s.next()
-		if !ok || e.at.After(horizon) {
+		if !ok || e.at.After(s.horizon) {
 			break
 		}
 		e.fn()
@@ -310,7 +319,7 @@ func (s *Sim) Run() *Result {
 		}
 	}
 	if s.failure == nil {
-		s.now = horizon
+		s.now = s.horizon
 		s.finished = true
 		s.finalChecks()
 	}
@@ -375,6 +384,7 @@ func (s *Sim) ledgerCheckDue() bool {
 // beginLiveness stops every fault and every new activity; what is open must now finish.
 func (s *Sim) beginLiveness() {
 	s.liveness = true
+	s.horizon = maxTime(s.horizon, s.latestOpenDeadline().Add(livenessTail))
 	if s.busyEnd != nil {
 		s.busyEnd()
 	}
@@ -1028,4 +1038,35 @@ func drawWindows(k Knobs, m Mix, rng *rand.Rand) [][2]time.Time {
 		out = append(out, [2]time.Time{from, from.Add(time.Second + time.Duration(rng.Int64N(int64(m.WindowMax))))})
 	}
 	return out
+}
+
+// latestOpenDeadline is the latest RFQ deadline, quote validity or trade window the desk
+// holds open (the maximum: the maps' order decides nothing).
+func (s *Sim) latestOpenDeadline() time.Time {
+	var latest time.Time
+	d := s.desk
+	for _, r := range d.RFQs {
+		if r.State == machine.RFQOpen {
+			latest = maxTime(latest, r.Deadline)
+		}
+	}
+	for _, q := range d.Quotes {
+		if q.State == machine.QuoteFunding || q.State == machine.QuoteLive {
+			latest = maxTime(latest, q.ValidUntil)
+		}
+	}
+	for _, t := range d.Trades {
+		if t.State == machine.TradeAllocating || t.State == machine.TradeSettling {
+			latest = maxTime(latest, t.WindowEnds)
+		}
+	}
+	return latest
+}
+
+// maxTime is the later of two times.
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

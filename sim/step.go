@@ -321,14 +321,15 @@ func (w *World) Check() error {
 }
 
 // Finish runs the liveness phase: faults stop, no actor starts anything new, and
-// everything still open must end by its deadline (LivenessHorizon); then the final checks
-// of a Run. It returns the first violation (nil when none).
+// everything still open must end by its deadline (LivenessHorizon, or livenessTail past
+// the latest deadline open); then the final checks of a Run. It returns the first
+// violation (nil when none).
 func (w *World) Finish() error {
 	s := w.s
 	if s.failure == nil {
 		s.mix, w.till = w.base, time.Time{}
 		s.beginLiveness()
-		w.Advance(LivenessHorizon)
+		w.Advance(max(LivenessHorizon, s.horizon.Sub(s.now)))
 	}
 	if s.failure == nil {
 		s.finalChecks()
