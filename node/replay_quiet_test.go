@@ -18,7 +18,10 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 	n, s, d := openSettling(t, options(dir, nil))
 	pair := d.Pairs(1, n.Loop)[0]
 	m, tk := pair[0], pair[1]
-	for i := range 4 {
+	// How many checkpoints the desk takes depends on how fast its follower answers each
+	// mark (the loop takes no new mark while one is outstanding): lifecycles go on until it
+	// took a few, at least four lifecycles and at most forty.
+	for i := 0; i < 4 || (n.Loop.Stats().Checkpoints.Load() < 5 && i < 40); i++ {
 		dir := machine.Sell
 		if i%2 == 1 {
 			dir = machine.Buy
@@ -30,9 +33,7 @@ func TestReplayMatchesEveryCheckpoint(t *testing.T) {
 	closeWithin(t, n, 30*time.Second)
 	log := deskJournal(t, dir)
 	defer log.Close()
-	// How many checkpoints the desk took depends on how fast its follower answered each
-	// mark (the loop takes no new mark while one is outstanding): about 20 on an idle
-	// machine, 9 seen under CI's load. Every one must verify, and there must be a few.
+	// Every checkpoint must verify, and there must be a few.
 	var digests [2][32]byte
 	seen := 0
 	for i, each := range []func(node.Step) bool{nil, func(st node.Step) bool {
