@@ -338,7 +338,7 @@ func (a *applier) idemSweepOrphans() {
 		return
 	}
 	var orphans []uint64
-	for _, seq := range sortedKeys(a.d.idemInFlight) {
+	for seq := range a.d.idemInFlight { // collected, then sorted: the order decides nothing
 		if _, held := a.d.Held[seq]; !held {
 			orphans = append(orphans, seq)
 		}
@@ -346,6 +346,7 @@ func (a *applier) idemSweepOrphans() {
 	if len(orphans) == 0 {
 		return
 	}
+	slices.Sort(orphans)
 	pending := map[uint64]bool{}
 	for _, c := range a.d.Pending { // a set of request numbers: the order decides nothing
 		if c.ReqSeq != 0 {
