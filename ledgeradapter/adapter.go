@@ -73,11 +73,11 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 // unknown outcome, contention, rejected); the ledger checks deduplication before the
 // command, so any other refusal (insufficient funds, a bad signature, ...) means that no
 // attempt took effect. The completions are read from the offset recorded before the
-// call's first attempt in this process (known), and then, if that misses, or else, from
-// the ledger's pruning offset: a call first seen now may be the re-issue of one an earlier process sent, and
-// the desk does not yet journal that offset with its calls. A duplicate that names
-// another submission (an earlier prepared transaction of the same command) is read from
-// the pruning offset too.
+// call's first attempt in this process (known) and, if that misses, from the ledger's
+// pruning offset; a call first seen now is read from the pruning offset at once: it may
+// be the re-issue of one an earlier process sent, and the desk does not yet journal that
+// offset with its calls. A duplicate that names another submission (an earlier prepared
+// transaction of the same command) is read from the pruning offset too.
 func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, err error) (ledgersim.Update, bool) {
 	submission, ok := submissionOf(call)
 	if !ok {
