@@ -113,6 +113,10 @@ type Withdraw struct {
 // FaucetDraw is POST /faucet.
 type FaucetDraw struct{ Req }
 
+// KeyHash is the API key hash a command was sent with ("" for one sent without a key:
+// the registration calls, a rotation, which its challenge's signature authenticates).
+func KeyHash(c Command_) string { return c.header().KeyHash }
+
 func (c RegisterStart) header() Req    { return c.Req }
 func (c RegisterComplete) header() Req { return c.Req }
 func (c ChallengeRequest) header() Req { return c.Req }

@@ -570,30 +570,11 @@ func (h *hostile) read(keyHash string, q machine.Query, e *expectation) {
 // actor's own key rotation may have replaced that key before the command arrived (a
 // rotation in flight, or done since the command was made).
 func (h *hostile) keyRace(in machine.Input, e *expectation) *expectation {
-	var kh string
-	switch c := in.(type) {
-	case machine.DeleteQuote:
-		kh = c.KeyHash
-	case machine.AcceptQuote:
-		kh = c.KeyHash
-	case machine.CancelRFQ:
-		kh = c.KeyHash
-	case machine.SubmitQuote:
-		kh = c.KeyHash
-	case machine.ExecuteActions:
-		kh = c.KeyHash
-	case machine.AcceptIncoming:
-		kh = c.KeyHash
-	case machine.CreateRFQ:
-		kh = c.KeyHash
-	case machine.Withdraw:
-		kh = c.KeyHash
-	case machine.DeclineRFQ:
-		kh = c.KeyHash
-	default:
+	c, ok := in.(machine.Command_)
+	if !ok || machine.KeyHash(c) == "" {
 		return e
 	}
-	return h.keyRaceOf(kh, e)
+	return h.keyRaceOf(machine.KeyHash(c), e)
 }
 
 // keyRaceOf is keyRace for a call made with key hash kh.

@@ -85,7 +85,7 @@ func (s *step) idempotent(in machine.Idempotent) {
 	case machine.RegisterStart, machine.ChallengeRequest:
 		scope = "addr:" + in.Address
 	default:
-		hdr := keyHashOf(in.Cmd)
+		hdr := machine.KeyHash(in.Cmd)
 		accepted := true
 		for _, rep := range s.out.Replies {
 			if rep.Seq == s.env.Seq && rep.Status == 401 {
@@ -351,37 +351,3 @@ func splitRef(ref string) (scope, key string) {
 	return ref, ""
 }
 
-// keyHashOf is the API key hash a keyed command carries.
-func keyHashOf(c machine.Command_) string {
-	switch c := c.(type) {
-	case machine.IssueStreamTicket:
-		return c.KeyHash
-	case machine.Preapproval:
-		return c.KeyHash
-	case machine.CreateRFQ:
-		return c.KeyHash
-	case machine.CancelRFQ:
-		return c.KeyHash
-	case machine.SubmitQuote:
-		return c.KeyHash
-	case machine.DeleteQuote:
-		return c.KeyHash
-	case machine.CancelAllQuotes:
-		return c.KeyHash
-	case machine.DeclineRFQ:
-		return c.KeyHash
-	case machine.AcceptQuote:
-		return c.KeyHash
-	case machine.ExecuteActions:
-		return c.KeyHash
-	case machine.AcceptIncoming:
-		return c.KeyHash
-	case machine.Withdraw:
-		return c.KeyHash
-	case machine.FaucetDraw:
-		return c.KeyHash
-	case machine.ResetProtection:
-		return c.KeyHash
-	}
-	return ""
-}
