@@ -350,4 +350,3 @@ func splitRef(ref string) (scope, key string) {
 	}
 	return ref, ""
 }
-
