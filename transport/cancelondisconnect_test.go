@@ -48,26 +48,13 @@ func TestStreamCancelOnDisconnectBadValue(t *testing.T) {
 	d, _, ts, _ := streamDesk(t, nil)
 	for _, q := range []string{"cancelOnDisconnect=TRUE", "cancelOnDisconnect=1", "cancelOnDisconnect=", "cancelOnDisconnect",
 		"cancelOnDisconnect=yes", "cancelOnDisconnect=true&cancelOnDisconnect=true"} {
-		req, err := http.NewRequest("GET", ts.URL+"/maker/stream?"+q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-API-Key", "mk_alice")
-		req.Header.Set("Connection", "Upgrade")
-		req.Header.Set("Upgrade", "websocket")
-		req.Header.Set("Sec-WebSocket-Version", "13")
-		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := upgradeRequest(t, ts, "/maker/stream?"+q, "mk_alice", "")
 		var body struct {
 			Error string `json:"error"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || err != nil || !strings.Contains(body.Error, "cancelOnDisconnect") {
-			t.Errorf("%q: %d %+v (%v), want 400 naming the parameter", q, resp.StatusCode, body, err)
+		err := json.Unmarshal([]byte(res.body), &body)
+		if res.status != http.StatusBadRequest || err != nil || !strings.Contains(body.Error, "cancelOnDisconnect") {
+			t.Errorf("%q: %d %+v (%v), want 400 naming the parameter", q, res.status, body, err)
 		}
 	}
 	if n := d.calls(); n != 0 {

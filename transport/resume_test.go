@@ -53,26 +53,13 @@ func TestStreamSinceBadValue(t *testing.T) {
 	for _, q := range []string{"since=", "since", "since=-1", "since=%2B1", "since=01", "since=00", "since=1.0", "since=1e3",
 		"since=%201", "since=abc", "since=0x10", "since=18446744073709551616", "since=99999999999999999999",
 		"since=123456789012345678901", "since=1&since=1", "since=%EF%BC%91"} {
-		req, err := http.NewRequest("GET", ts.URL+"/maker/stream?"+q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-API-Key", "mk_alice")
-		req.Header.Set("Connection", "Upgrade")
-		req.Header.Set("Upgrade", "websocket")
-		req.Header.Set("Sec-WebSocket-Version", "13")
-		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := upgradeRequest(t, ts, "/maker/stream?"+q, "mk_alice", "")
 		var body struct {
 			Error string `json:"error"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || err != nil || !strings.Contains(body.Error, "since") {
-			t.Errorf("%q: %d %+v (%v), want 400 naming the parameter", q, resp.StatusCode, body, err)
+		err := json.Unmarshal([]byte(res.body), &body)
+		if res.status != http.StatusBadRequest || err != nil || !strings.Contains(body.Error, "since") {
+			t.Errorf("%q: %d %+v (%v), want 400 naming the parameter", q, res.status, body, err)
 		}
 	}
 	if n := d.calls(); n != 0 {
