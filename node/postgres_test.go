@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,36 +16,22 @@ import (
 	"github.com/deskco/rfqdesk/pglog"
 )
 
-// The PostgreSQL cluster of the package's tests, started by the first test that needs it
-// and stopped by TestMain.
-var (
-	pgOnce    sync.Once
-	pgCluster *pgcluster.Cluster
-	pgErr     error
-)
+// pg is the package's PostgreSQL cluster, started by the first test that needs it and
+// stopped by TestMain.
+var pg pgcluster.Lazy
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pgCluster != nil {
-		if err := pgCluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
 // pgDatabase returns the URL of a new database for the test (skipping it without
 // PostgreSQL).
-func pgDatabase(t *testing.T) string {
-	pgOnce.Do(func() { pgCluster, pgErr = pgcluster.ForTests() })
-	c := pgcluster.Need(t, pgCluster, pgErr)
-	dsn, err := c.CreateDatabase(context.Background(), strings.ToLower(t.Name()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
-}
+func pgDatabase(t *testing.T) string { return pg.Database(t) }
 
 func pgStore(t *testing.T, dsn string, opts pglog.Options) *pglog.Store {
 	t.Helper()

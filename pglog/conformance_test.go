@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/deskco/rfqdesk/internal/pgcluster"
@@ -12,35 +11,21 @@ import (
 	"github.com/deskco/rfqdesk/journal/journaltest"
 )
 
-// cluster is the package's PostgreSQL, started by TestMain (nil without binaries:
-// clusterErr says why).
-var (
-	cluster    *pgcluster.Cluster
-	clusterErr error
-)
+// pg is the package's PostgreSQL cluster, started by the first test that needs it and
+// stopped by TestMain.
+var pg pgcluster.Lazy
 
 func TestMain(m *testing.M) {
-	cluster, clusterErr = pgcluster.ForTests()
 	code := m.Run()
-	if cluster != nil {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
 // newDB creates a database of the test's own and returns its URL.
-func newDB(t testing.TB) string {
-	c := pgcluster.Need(t, cluster, clusterErr)
-	name := strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
-	dsn, err := c.CreateDatabase(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
-}
+func newDB(t testing.TB) string { return pg.Database(t) }
 
 // openStore opens a Store on dsn, closed at the end of the test.
 func openStore(t testing.TB, dsn string, opts Options) *Store {

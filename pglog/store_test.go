@@ -25,6 +25,7 @@ func TestBadConfiguration(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close() // nothing listens there now
+	cluster := pg.Cluster(t)
 	wrongPW := *cluster
 	wrongPW.Password = "not-the-password"
 	for _, tc := range []struct {

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,4 +218,41 @@ func Need(t testing.TB, c *Cluster, why error) *Cluster {
 	}
 	t.Skipf("no PostgreSQL to test against (%v); set %s=1 to make this a failure", why, RequireEnv)
 	return nil
+}
+
+// Lazy is a test package's cluster: started by the first test that asks for a database,
+// stopped by the package's TestMain after m.Run (Stop). The zero value is ready to use.
+type Lazy struct {
+	once    sync.Once
+	cluster *Cluster
+	err     error
+}
+
+// Database creates a database of the test's own and returns its URL, starting the cluster
+// on first use; without PostgreSQL it skips t (or fails it under RequireEnv, as Need).
+func (l *Lazy) Database(t testing.TB) string {
+	t.Helper()
+	c := l.Cluster(t)
+	name := strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
+	dsn, err := c.CreateDatabase(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// Cluster returns the cluster, starting it on first use; without PostgreSQL it skips t (or
+// fails it under RequireEnv, as Need).
+func (l *Lazy) Cluster(t testing.TB) *Cluster {
+	t.Helper()
+	l.once.Do(func() { l.cluster, l.err = ForTests() })
+	return Need(t, l.cluster, l.err)
+}
+
+// Stop stops the cluster if a test started one.
+func (l *Lazy) Stop() error {
+	if l.cluster == nil {
+		return nil
+	}
+	return l.cluster.Stop()
 }
