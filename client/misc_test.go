@@ -70,3 +70,16 @@ func TestErrorStrings(t *testing.T) {
 		t.Errorf("APIError: %q", got)
 	}
 }
+
+// TestFirstFailure: the first entry that did not execute is named; executed and in-flight
+// entries are not failures.
+func TestFirstFailure(t *testing.T) {
+	ok := []ExecuteResult{{ActionID: "a", Status: ExecExecuted}, {ActionID: "b", Status: ExecInFlight}}
+	if err := FirstFailure(ok); err != nil {
+		t.Fatalf("executed and in flight: %v", err)
+	}
+	bad := append(ok, ExecuteResult{ActionID: "c", Status: ExecError, Error: "expired"}, ExecuteResult{ActionID: "d", Status: ExecError})
+	if err := FirstFailure(bad); err == nil || !strings.Contains(err.Error(), "action c") || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("FirstFailure: %v, want action c named", err)
+	}
+}

@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Direction is the side of an RFQ from the taker's point of view.
 type Direction string
@@ -363,6 +366,16 @@ type ExecuteResult struct {
 // OK reports whether the entry was executed or submitted (its outcome then follows through
 // the flow's events).
 func (r ExecuteResult) OK() bool { return r.Status == ExecExecuted || r.Status == ExecInFlight }
+
+// FirstFailure returns an error naming the first entry of results that is not OK, or nil.
+func FirstFailure(results []ExecuteResult) error {
+	for _, r := range results {
+		if !r.OK() {
+			return fmt.Errorf("action %s: %s %s", r.ActionID, r.Status, r.Error)
+		}
+	}
+	return nil
+}
 
 // executeBatchRequest is the batch body of POST /tx/execute.
 type executeBatchRequest struct {

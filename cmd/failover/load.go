@@ -179,12 +179,7 @@ func signAll(ctx context.Context, c *client.Client, acts []client.SignAction) er
 	if err != nil {
 		return err
 	}
-	for _, r := range res {
-		if !r.OK() {
-			return fmt.Errorf("action %s: %s %s", r.ActionID, r.Status, r.Error)
-		}
-	}
-	return nil
+	return client.FirstFailure(res)
 }
 
 // trade runs one lifecycle with the house maker and returns the settled trade's id.

@@ -98,12 +98,7 @@ func signOK(ctx context.Context, c *client.Client, acts []client.SignAction) err
 	if err != nil {
 		return err
 	}
-	for _, r := range res {
-		if !r.OK() {
-			return fmt.Errorf("action %s: %s %s", r.ActionID, r.Status, r.Error)
-		}
-	}
-	return nil
+	return client.FirstFailure(res)
 }
 
 // setup registers parties n at a time in parallel.
