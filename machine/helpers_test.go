@@ -1,9 +1,13 @@
 package machine
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,4 +216,36 @@ func roundTrip(t tb, d *Desk) *Desk {
 		t.Fatalf("the restored desk encodes differently (%v)", err)
 	}
 	return back
+}
+
+// reencodes requires d, restored from an older snapshot version, to restore the same from
+// its encoding at the current version, and returns that encoding.
+func reencodes(t *testing.T, d *Desk, older int) []byte {
+	t.Helper()
+	snap, err := d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Restore(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, _ := json.Marshal(d)
+	j2, _ := json.Marshal(again)
+	if !bytes.Equal(j1, j2) {
+		t.Fatalf("version %d and its version %d re-encoding restore differently:\n%s\n%s", older, snapshotVersion, j1, j2)
+	}
+	return snap
+}
+
+// refusesNextVersion requires snap, relabelled one version past the current one, to be
+// refused with an error naming the versions this desk reads.
+func refusesNextVersion(t *testing.T, snap []byte) {
+	t.Helper()
+	next := slices.Clone(snap)
+	next[len(snapshotMagic)] = snapshotVersion + 1
+	want := fmt.Sprintf("binary snapshot version %d; this desk reads only versions 1 to %d", snapshotVersion+1, snapshotVersion)
+	if _, err := Restore(next); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("version %d snapshot: %v", snapshotVersion+1, err)
+	}
 }

@@ -1,8 +1,6 @@
 package machine
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"slices"
 	"testing"
@@ -285,19 +283,7 @@ func TestSnapshotVersion2(t *testing.T) {
 			t.Fatalf("RFQ %s notional %s, want %s", r.ID, r.NotionalUSD, want)
 		}
 	}
-	v3, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d3, err := Restore(v3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j2, _ := json.Marshal(d)
-	j3, _ := json.Marshal(d3)
-	if !bytes.Equal(j2, j3) {
-		t.Fatalf("version 2 and its version 3 re-encoding restore differently:\n%s\n%s", j2, j3)
-	}
+	reencodes(t, d, 2)
 }
 
 // TestProtectionProperty: whatever the settings and the times of a maker's accepts, the
