@@ -2,7 +2,6 @@ package pglog
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -12,17 +11,10 @@ import (
 )
 
 // pg is the package's PostgreSQL cluster, started by the first test that needs it and
-// stopped by TestMain.
+// stopped by TestMain (pgcluster.Lazy.Run).
 var pg pgcluster.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // newDB creates a database of the test's own and returns its URL.
 func newDB(t testing.TB) string { return pg.Database(t) }

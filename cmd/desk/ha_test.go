@@ -21,17 +21,10 @@ import (
 )
 
 // pg is the package's PostgreSQL cluster, started by the first test that needs it and
-// stopped by TestMain.
+// stopped by TestMain (pgcluster.Lazy.Run).
 var pg pgcluster.Lazy
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // pgDatabase returns the URL of a new database for the test (skipping it without
 // PostgreSQL).

@@ -249,6 +249,18 @@ func (l *Lazy) Cluster(t testing.TB) *Cluster {
 	return Need(t, l.cluster, l.err)
 }
 
+// Run is the body of the package's TestMain: it runs the tests, stops the cluster if one
+// started, and returns the exit code, 1 when the tests passed but the cluster would not
+// stop (the error goes to stderr).
+func (l *Lazy) Run(m *testing.M) int {
+	code := m.Run()
+	if err := l.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
+}
+
 // Stop stops the cluster if a test started one.
 func (l *Lazy) Stop() error {
 	if l.cluster == nil {
