@@ -119,11 +119,7 @@ func TestInstrumentAdded(t *testing.T) {
 	if len(n.Changed) != 0 || n.Recovered.LedgerSnapshotSeq == 0 {
 		t.Fatalf("second start: changed %v, recovery %+v", n.Changed, n.Recovered)
 	}
-	for _, p := range []drive.Party{maker, taker} {
-		if got := state(d, p); got != before[p.ID] {
-			t.Errorf("%s sees another desk after the restart:\n got %s\nwant %s", p.Hint, got, before[p.ID])
-		}
-	}
+	sameDesk(t, d, before, "the restart", maker, taker)
 	if n.Ledger.L.Digest() != ledgerDigest {
 		t.Fatal("the ledger restored from its snapshot reached another digest")
 	}

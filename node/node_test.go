@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -48,21 +47,8 @@ func TestRestart(t *testing.T) {
 	dir := t.TempDir()
 	events := drive.NewEvents()
 	n, d := open(t, dir, events)
-	maker, taker := d.Register("Maker"), d.Register("Taker")
-	d.Fund(maker, 2)
-	d.Fund(taker, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
-		t.Fatal(err)
-	}
-	first := d.Trade(events, maker, taker)
-	d.Sign(taker, first.Actions)
-	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	waiting := d.Trade(events, maker, taker)
-	// A restart closes every socket; close it first so that only durable state is compared.
-	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
-	before := map[string]string{maker.ID: state(d, maker), taker.ID: state(d, taker)}
+	maker, taker := fundedPair(d)
+	waiting, before := settleOne(t, n, d, events, maker, taker, true)
 	closeNode(t, n)
 
 	events = drive.NewEvents()
@@ -74,11 +60,7 @@ func TestRestart(t *testing.T) {
 	if rec.Fresh || rec.SnapshotSeq == 0 || rec.Checkpoints == 0 || rec.DigestMismatch != 0 || rec.LedgerSnapshotSeq == 0 {
 		t.Fatalf("recovery %+v", rec)
 	}
-	for _, p := range []drive.Party{maker, taker} {
-		if got := state(d, p); got != before[p.ID] {
-			t.Errorf("%s sees another desk after the restart:\n got %s\nwant %s", p.Hint, got, before[p.ID])
-		}
-	}
+	sameDesk(t, d, before, "the restart", maker, taker)
 	d.Sign(taker, waiting.Actions)
 	settled := events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil).Payload.(machine.TradeDTO)
 	if settled.TradeID != waiting.TradeID {

@@ -54,20 +54,8 @@ func TestPostgresRestart(t *testing.T) {
 	dsn := pgDatabase(t)
 	events := drive.NewEvents()
 	n, d := openPG(t, pgStore(t, dsn, pglog.Options{}), events)
-	maker, taker := d.Register("Maker"), d.Register("Taker")
-	d.Fund(maker, 2)
-	d.Fund(taker, 2)
-	if err := n.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
-		t.Fatal(err)
-	}
-	first := d.Trade(events, maker, taker)
-	d.Sign(taker, first.Actions)
-	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	waiting := d.Trade(events, maker, taker)
-	if err := n.Loop.CloseSocket(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
-	before := map[string]string{maker.ID: state(d, maker), taker.ID: state(d, taker)}
+	maker, taker := fundedPair(d)
+	waiting, before := settleOne(t, n, d, events, maker, taker, true)
 	closeNode(t, n)
 
 	events = drive.NewEvents()
@@ -76,16 +64,8 @@ func TestPostgresRestart(t *testing.T) {
 	if rec := n.Recovered; rec.Fresh || rec.SnapshotSeq == 0 || rec.DigestMismatch != 0 || rec.LedgerSnapshotSeq == 0 {
 		t.Fatalf("recovery %+v", rec)
 	}
-	for _, p := range []drive.Party{maker, taker} {
-		if got := state(d, p); got != before[p.ID] {
-			t.Errorf("%s sees another desk after the restart:\n got %s\nwant %s", p.Hint, got, before[p.ID])
-		}
-	}
-	d.Sign(taker, waiting.Actions)
-	events.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	if err := n.Ledger.L.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	sameDesk(t, d, before, "the restart", maker, taker)
+	signSettles(t, n, d, events, taker, waiting.Actions)
 }
 
 // TestPostgresTakeover: a second desk opens the same database while the first still
@@ -97,19 +77,8 @@ func TestPostgresTakeover(t *testing.T) {
 	var fenced atomic.Int32
 	eventsA := drive.NewEvents()
 	a, da := openPG(t, pgStore(t, dsn, pglog.Options{OnFenced: func(string, error) { fenced.Add(1) }}), eventsA)
-	maker, taker := da.Register("Maker"), da.Register("Taker")
-	da.Fund(maker, 2)
-	da.Fund(taker, 2)
-	if err := a.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
-		t.Fatal(err)
-	}
-	tr := da.Trade(eventsA, maker, taker)
-	da.Sign(taker, tr.Actions)
-	eventsA.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	if err := a.Loop.CloseSocket(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
-	before := map[string]string{maker.ID: state(da, maker), taker.ID: state(da, taker)}
+	maker, taker := fundedPair(da)
+	_, before := settleOne(t, a, da, eventsA, maker, taker, false)
 	deskEpoch, ledgerEpoch := a.Epochs()
 
 	eventsB := drive.NewEvents()
@@ -137,11 +106,7 @@ func TestPostgresTakeover(t *testing.T) {
 	cctx, ccancel := context.WithTimeout(context.Background(), time.Second)
 	_ = a.Close(cctx) // its held outputs never leave
 	ccancel()
-	for _, p := range []drive.Party{maker, taker} {
-		if got := state(db, p); got != before[p.ID] {
-			t.Errorf("%s sees another desk after the take over:\n got %s\nwant %s", p.Hint, got, before[p.ID])
-		}
-	}
+	sameDesk(t, db, before, "the take over", maker, taker)
 	if err := b.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -184,16 +149,7 @@ func TestPostgresHotStandby(t *testing.T) {
 	}
 	// More records after the standby started: it must apply them as they come.
 	da.Fund(taker, 2)
-	if err := a.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
-		t.Fatal(err)
-	}
-	tr := da.Trade(eventsA, maker, taker)
-	da.Sign(taker, tr.Actions)
-	eventsA.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	if err := a.Loop.CloseSocket(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
-	before := map[string]string{maker.ID: state(da, maker), taker.ID: state(da, taker)}
+	_, before := settleOne(t, a, da, eventsA, maker, taker, false)
 	deskSeq, ledgerSeq := a.JournalLastSeqs()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -233,20 +189,11 @@ func TestPostgresHotStandby(t *testing.T) {
 	cctx, ccancel = context.WithTimeout(context.Background(), time.Second)
 	_ = a.Close(cctx)
 	ccancel()
-	for _, p := range []drive.Party{maker, taker} {
-		if got := state(db, p); got != before[p.ID] {
-			t.Errorf("%s sees another desk after the take over:\n got %s\nwant %s", p.Hint, got, before[p.ID])
-		}
-	}
+	sameDesk(t, db, before, "the take over", maker, taker)
 	if err := b.Loop.OpenSocket(context.Background(), 1, maker.KeyHash(), false); err != nil {
 		t.Fatal(err)
 	}
-	tr2 := db.Trade(eventsB, maker, taker)
-	db.Sign(taker, tr2.Actions)
-	eventsB.WaitFor(t, taker.ID, machine.EvTradeSettled, nil)
-	if err := b.Ledger.L.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	signSettles(t, b, db, eventsB, taker, db.Trade(eventsB, maker, taker).Actions)
 }
 
 // TestPostgresStandbyBeforeGenesis: a standby started on an empty database (no leader
