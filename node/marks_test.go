@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,21 +144,9 @@ func TestReplayCheckpointMarks(t *testing.T) {
 			if rec.Checkpoints != len(tc.verified) || rec.DigestMismatch != len(tc.mismatched) || rec.SnapshotSeq != tc.snapshot {
 				t.Errorf("%s (steps %v): %+v, want %d verified and %d mismatched", tc.name, withSteps, rec, len(tc.verified), len(tc.mismatched))
 			}
-			if withSteps && (!equalSeqs(verified, tc.verified) || !equalSeqs(mismatched, tc.mismatched)) {
+			if withSteps && (!slices.Equal(verified, tc.verified) || !slices.Equal(mismatched, tc.mismatched)) {
 				t.Errorf("%s: steps verified %v and mismatched %v, want %v and %v", tc.name, verified, mismatched, tc.verified, tc.mismatched)
 			}
 		}
 	}
-}
-
-func equalSeqs(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

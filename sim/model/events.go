@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (m *Model) checkQuoteDTO(d machine.QuoteDTO, q *Quote) string {
 		return fmt.Sprintf("quote %s: status is %q, not %q", q.ID, d.Status, status)
 	case d.Settling != q.Settling:
 		return fmt.Sprintf("quote %s: settling is %v, not %v", q.ID, d.Settling, q.Settling)
-	case d.AnchorCids == nil || !equalStrings(sortedStrings(d.AnchorCids), sortedStrings(anchors)):
+	case d.AnchorCids == nil || !slices.Equal(sortedStrings(d.AnchorCids), sortedStrings(anchors)):
 		return fmt.Sprintf("quote %s: anchorCids are %v, not %v", q.ID, d.AnchorCids, anchors)
 	case d.RevokeReason != "":
 		return fmt.Sprintf("quote %s: revokeReason %q outside GET /rfq/incoming's myQuote", q.ID, d.RevokeReason)

@@ -525,18 +525,6 @@ func sortedStrings(xs []string) []string {
 	return out
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // housekeepingAt rounds a forget-only deadline up to the next whole second, as
 // docs/architecture.md documents.
 func housekeepingAt(t time.Time) time.Time {

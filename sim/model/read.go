@@ -181,7 +181,7 @@ func (m *Model) readDesk(p *Party, body any) string {
 		}
 	}
 	sort.Strings(want)
-	if d.Makers == nil || !equalStrings(d.Makers, want) && !(len(want) == 0 && len(d.Makers) == 0) {
+	if d.Makers == nil || !slices.Equal(d.Makers, want) && !(len(want) == 0 && len(d.Makers) == 0) {
 		return fmt.Sprintf("makers are %v, not %v (every party whose stream is open, the caller excluded, sorted)", d.Makers, want)
 	}
 	if d.FeeBps != baseTier(m.tiers) {
@@ -398,7 +398,7 @@ func (m *Model) readPending(p *Party, at time.Time, body any) string {
 		}
 	}
 	sort.Strings(got)
-	if !equalStrings(got, want) {
+	if !slices.Equal(got, want) {
 		return fmt.Sprintf("pending actions are %v, not %v", got, want)
 	}
 	return ""
