@@ -14,11 +14,7 @@ import (
 // the raw bytes of every topology hash and passes the signatures to RegisterComplete; the
 // Register flow does all of it.
 func (c *Client) RegisterStart(ctx context.Context, req RegisterStartRequest) (*RegisterStartResponse, error) {
-	var out RegisterStartResponse
-	if err := c.do(ctx, http.MethodPost, "/maker/register/start", nil, req, false, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RegisterStartResponse](ctx, c, http.MethodPost, "/maker/register/start", nil, req, false)
 }
 
 // RegisterComplete finishes a self-registration (POST /maker/register/complete). On success
@@ -68,17 +64,13 @@ func (c *Client) RotateAPIKey(ctx context.Context, req RotateRequest) (string, e
 // Status returns the maker status of the key's party (GET /maker/status); it doubles as an
 // API-key validity check (errors.Is(err, ErrUnauthorized) on a dead key).
 func (c *Client) Status(ctx context.Context) (*MakerStatus, error) {
-	var out MakerStatus
-	if err := c.do(ctx, http.MethodGet, "/maker/status", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[MakerStatus](ctx, c, http.MethodGet, "/maker/status", nil, nil, true)
 }
 
 // Preapproval retries the party's receive preapproval (POST /maker/preapproval). The desk
 // always answers ok; check arrival of funds in the wallet.
 func (c *Client) Preapproval(ctx context.Context) error {
-	return c.doOK(ctx, http.MethodPost, "/maker/preapproval")
+	return c.doOK(ctx, http.MethodPost, "/maker/preapproval", nil)
 }
 
 // ---- quoting (maker) ----
@@ -90,11 +82,7 @@ func (c *Client) SubmitQuote(ctx context.Context, req QuoteRequest) (*QuoteWithA
 	if err := req.Price.Validate(); err != nil {
 		return nil, fmt.Errorf("client: quote price: %w", err)
 	}
-	var out QuoteWithActions
-	if err := c.do(ctx, http.MethodPost, "/maker/quotes", nil, req, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[QuoteWithActions](ctx, c, http.MethodPost, "/maker/quotes", nil, req, true)
 }
 
 // CancelQuote revokes one of the caller's quotes (DELETE /maker/quotes/{id}).
@@ -113,11 +101,7 @@ type CancelledQuotes struct {
 // CancelAllQuotes revokes every pending quote of the caller that is not settling, at once
 // (DELETE /maker/quotes, the mass cancel). A caller with no such quotes gets empty lists.
 func (c *Client) CancelAllQuotes(ctx context.Context) (*CancelledQuotes, error) {
-	var out CancelledQuotes
-	if err := c.do(ctx, http.MethodDelete, "/maker/quotes", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CancelledQuotes](ctx, c, http.MethodDelete, "/maker/quotes", nil, nil, true)
 }
 
 // Reasons a maker gives for declining an RFQ (DeclineRFQ).
@@ -149,21 +133,13 @@ func (c *Client) DeclineRFQ(ctx context.Context, rfqID, reason string) error {
 // MakerTrades returns the key's party's settled trades, newest first (GET /maker/trades).
 // limit 0 leaves it to the desk (100); any other value is sent as is (valid: 1 to 500).
 func (c *Client) MakerTrades(ctx context.Context, limit int) ([]Trade, error) {
-	var out []Trade
-	if err := c.do(ctx, http.MethodGet, "/maker/trades", limitQuery(limit), nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[Trade](ctx, c, http.MethodGet, "/maker/trades", limitQuery(limit), nil, true)
 }
 
 // IncomingRFQs returns the RFQs the party is invited to, open ones and those closed in the
 // last 10 minutes, each with MyQuote (GET /rfq/incoming).
 func (c *Client) IncomingRFQs(ctx context.Context) ([]RFQ, error) {
-	var out []RFQ
-	if err := c.do(ctx, http.MethodGet, "/rfq/incoming", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[RFQ](ctx, c, http.MethodGet, "/rfq/incoming", nil, nil, true)
 }
 
 // ReferencePrice returns the desk's reference price of 1 base in quote units
@@ -184,21 +160,13 @@ func (c *Client) CreateRFQ(ctx context.Context, req CreateRFQRequest) (*RFQ, err
 	if err := req.Qty.Validate(); err != nil {
 		return nil, fmt.Errorf("client: rfq qty: %w", err)
 	}
-	var out RFQ
-	if err := c.do(ctx, http.MethodPost, "/rfq", nil, req, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RFQ](ctx, c, http.MethodPost, "/rfq", nil, req, true)
 }
 
 // MyRFQs returns the caller's open RFQs and those closed in the last 10 minutes, with their
 // quotes (GET /rfq/mine).
 func (c *Client) MyRFQs(ctx context.Context) ([]RFQ, error) {
-	var out []RFQ
-	if err := c.do(ctx, http.MethodGet, "/rfq/mine", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[RFQ](ctx, c, http.MethodGet, "/rfq/mine", nil, nil, true)
 }
 
 // CancelRFQ cancels one of the caller's RFQs (DELETE /rfq/{id}).
@@ -209,61 +177,37 @@ func (c *Client) CancelRFQ(ctx context.Context, rfqID string) error {
 // RFQHistory returns the caller's RFQs that closed without a trade and its failed
 // settlements, newest first (GET /rfq-history). limit as in MakerTrades.
 func (c *Client) RFQHistory(ctx context.Context, limit int) ([]RFQHistory, error) {
-	var out []RFQHistory
-	if err := c.do(ctx, http.MethodGet, "/rfq-history", limitQuery(limit), nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[RFQHistory](ctx, c, http.MethodGet, "/rfq-history", limitQuery(limit), nil, true)
 }
 
 // AcceptQuote accepts a quote on one of the caller's RFQs (POST /quote/{id}/accept). The
 // answer (202) is the settling trade and the taker's actions, all to be signed in one
 // execute (SignAndExecute).
 func (c *Client) AcceptQuote(ctx context.Context, quoteID string) (*TradeWithActions, error) {
-	var out TradeWithActions
-	if err := c.do(ctx, http.MethodPost, "/quote/"+url.PathEscape(quoteID)+"/accept", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TradeWithActions](ctx, c, http.MethodPost, "/quote/"+url.PathEscape(quoteID)+"/accept", nil, nil, true)
 }
 
 // Trades returns the caller's settled trades in either role, newest first (GET /trades).
 // limit as in MakerTrades.
 func (c *Client) Trades(ctx context.Context, limit int) ([]Trade, error) {
-	var out []Trade
-	if err := c.do(ctx, http.MethodGet, "/trades", limitQuery(limit), nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[Trade](ctx, c, http.MethodGet, "/trades", limitQuery(limit), nil, true)
 }
 
 // Desk returns the fee tiers and the makers a taker can invite now (GET /desk).
 func (c *Client) Desk(ctx context.Context) (*DeskInfo, error) {
-	var out DeskInfo
-	if err := c.do(ctx, http.MethodGet, "/desk", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DeskInfo](ctx, c, http.MethodGet, "/desk", nil, nil, true)
 }
 
 // Config returns the desk's public configuration (GET /config).
 func (c *Client) Config(ctx context.Context) (*DeskConfig, error) {
-	var out DeskConfig
-	if err := c.do(ctx, http.MethodGet, "/config", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DeskConfig](ctx, c, http.MethodGet, "/config", nil, nil, true)
 }
 
 // ---- catalog and wallet ----
 
 // Instruments returns the catalog (GET /instruments).
 func (c *Client) Instruments(ctx context.Context) ([]Instrument, error) {
-	var out []Instrument
-	if err := c.do(ctx, http.MethodGet, "/instruments", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return list[Instrument](ctx, c, http.MethodGet, "/instruments", nil, nil, true)
 }
 
 // Balances returns the party's free holdings (GET /balances).
@@ -277,11 +221,7 @@ func (c *Client) Holdings(ctx context.Context) (*Balances, error) {
 }
 
 func (c *Client) balances(ctx context.Context, path string) (*Balances, error) {
-	var out Balances
-	if err := c.do(ctx, http.MethodGet, path, nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Balances](ctx, c, http.MethodGet, path, nil, nil, true)
 }
 
 // IncomingTransfers returns the party's deposit inbox (GET /wallet/incoming).
@@ -313,21 +253,13 @@ func (c *Client) Withdraw(ctx context.Context, req WithdrawRequest) ([]SignActio
 // FaucetInfo says whether the faucet is armed for the party and when it may draw
 // (GET /faucet).
 func (c *Client) FaucetInfo(ctx context.Context) (*FaucetInfo, error) {
-	var out FaucetInfo
-	if err := c.do(ctx, http.MethodGet, "/faucet", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[FaucetInfo](ctx, c, http.MethodGet, "/faucet", nil, nil, true)
 }
 
 // Faucet draws test tokens (POST /faucet). They arrive as pending transfers, each to be
 // accepted with AcceptTransfer.
 func (c *Client) Faucet(ctx context.Context) (*FaucetDraw, error) {
-	var out FaucetDraw
-	if err := c.do(ctx, http.MethodPost, "/faucet", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[FaucetDraw](ctx, c, http.MethodPost, "/faucet", nil, nil, true)
 }
 
 // ---- sign queue ----
@@ -341,15 +273,7 @@ func (c *Client) PendingActions(ctx context.Context) ([]SignAction, error) {
 // Execute submits one signature (POST /tx/execute, singular form). A failure is the HTTP
 // error of the desk's error table.
 func (c *Client) Execute(ctx context.Context, actionID, signature string) error {
-	body := ActionSignature{ActionID: actionID, Signature: signature}
-	var out okResponse
-	if err := c.do(ctx, http.MethodPost, "/tx/execute", nil, body, true, &out); err != nil {
-		return err
-	}
-	if !out.OK {
-		return fmt.Errorf("client: POST /tx/execute: answer without ok: true")
-	}
-	return nil
+	return c.doOK(ctx, http.MethodPost, "/tx/execute", ActionSignature{ActionID: actionID, Signature: signature})
 }
 
 // ExecuteBatch submits up to MaxBatch signatures in one call (POST /tx/execute, batch
@@ -376,9 +300,10 @@ func (c *Client) actions(ctx context.Context, method, path string, body any) ([]
 	return out.Actions, nil
 }
 
-func (c *Client) doOK(ctx context.Context, method, path string) error {
+// doOK sends one keyed request whose answer is {"ok": true}; another answer is an error.
+func (c *Client) doOK(ctx context.Context, method, path string, body any) error {
 	var out okResponse
-	if err := c.do(ctx, method, path, nil, nil, true, &out); err != nil {
+	if err := c.do(ctx, method, path, nil, body, true, &out); err != nil {
 		return err
 	}
 	if !out.OK {

@@ -45,11 +45,7 @@ type ProtectionTripped struct {
 
 // Protection reads the caller's maker protection (GET /maker/protection).
 func (c *Client) Protection(ctx context.Context) (*Protection, error) {
-	var out Protection
-	if err := c.do(ctx, http.MethodGet, "/maker/protection", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Protection](ctx, c, http.MethodGet, "/maker/protection", nil, nil, true)
 }
 
 // SetProtection replaces the caller's protection settings (PUT /maker/protection); a
@@ -58,21 +54,13 @@ func (c *Client) SetProtection(ctx context.Context, s ProtectionSettings) (*Prot
 	if s.MaxNotionalUSD == "" {
 		s.MaxNotionalUSD = "0"
 	}
-	var out Protection
-	if err := c.do(ctx, http.MethodPut, "/maker/protection", nil, s, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Protection](ctx, c, http.MethodPut, "/maker/protection", nil, s, true)
 }
 
 // ResetProtection ends the caller's protection freeze (POST /maker/protection/reset);
 // without one it changes nothing.
 func (c *Client) ResetProtection(ctx context.Context) (*Protection, error) {
-	var out Protection
-	if err := c.do(ctx, http.MethodPost, "/maker/protection/reset", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Protection](ctx, c, http.MethodPost, "/maker/protection/reset", nil, nil, true)
 }
 
 // MakerProtection decodes a maker.protection payload.

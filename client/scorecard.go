@@ -65,9 +65,5 @@ func (c *Client) Scorecard(ctx context.Context, window string) (*Scorecard, erro
 	if window != "" {
 		q = url.Values{"window": {window}}
 	}
-	var out Scorecard
-	if err := c.do(ctx, http.MethodGet, "/maker/scorecard", q, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Scorecard](ctx, c, http.MethodGet, "/maker/scorecard", q, nil, true)
 }

@@ -21,11 +21,7 @@ type StreamTicket struct {
 
 // StreamTicket asks the desk for a one-shot stream ticket (POST /maker/stream/ticket).
 func (c *Client) StreamTicket(ctx context.Context) (*StreamTicket, error) {
-	var out StreamTicket
-	if err := c.do(ctx, http.MethodPost, "/maker/stream/ticket", nil, nil, true, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[StreamTicket](ctx, c, http.MethodPost, "/maker/stream/ticket", nil, nil, true)
 }
 
 // StreamURLWithTicket returns the stream's address carrying ticket (?ticket=), which
