@@ -360,6 +360,13 @@ func TestCalls(t *testing.T) {
 			want: map[string]any{"x": 1.0},
 		},
 	}
+	runCallCases(t, cases)
+}
+
+// runCallCases runs each case as a subtest against a fake desk that checks the request
+// (checkRequest) and answers the case's status and body; the call must succeed and, when
+// the case wants a value, decode to it.
+func runCallCases(t *testing.T, cases []callCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,9 +2,6 @@ package client
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"testing"
 )
@@ -16,7 +13,7 @@ func TestProtectionCalls(t *testing.T) {
 		`"frozenUntil":null,"fillsInWindow":0,"notionalInWindowUsd":"0"}`
 	want := &Protection{ProtectionSettings: ProtectionSettings{WindowSeconds: 60, MaxFills: 3, MaxNotionalUSD: "2500.5"},
 		Frozen: true, NotionalInWindowUSD: "0"}
-	for _, tc := range []callCase{
+	runCallCases(t, []callCase{
 		{name: "get", call: func(ctx context.Context, c *Client) (any, error) { return c.Protection(ctx) },
 			method: "GET", path: "/maker/protection", auth: true, status: 200, respBody: body, want: want},
 		{name: "set", call: func(ctx context.Context, c *Client) (any, error) {
@@ -29,28 +26,7 @@ func TestProtectionCalls(t *testing.T) {
 			reqBody: `{"windowSeconds":60,"maxFills":3,"maxNotionalUsd":"0","freezeSeconds":5}`},
 		{name: "reset", call: func(ctx context.Context, c *Client) (any, error) { return c.ResetProtection(ctx) },
 			method: "POST", path: "/maker/protection/reset", auth: true, status: 200, respBody: body, want: want},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				checkRequest(t, tc, r)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.respBody)
-			}))
-			defer srv.Close()
-			c, err := New(srv.URL+"/", WithAPIKey(testKey))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := tc.call(context.Background(), c)
-			if err != nil {
-				t.Fatalf("call: %v", err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("decoded\n got %#v\nwant %#v", got, tc.want)
-			}
-		})
-	}
+	})
 	ev := Event{Type: EventMakerProtection, Payload: []byte(`{"triggered":"notional","frozenUntil":"2026-11-21T12:00:30.000Z","revoked":["q_1","q_2"]}`)}
 	p, err := ev.MakerProtection()
 	if err != nil || p.Triggered != "notional" || p.FrozenUntil == nil || !p.FrozenUntil.Equal(mustTime("2026-11-21T12:00:30Z")) ||
