@@ -3,13 +3,11 @@ package transport
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskco/rfqdesk/machine"
-	"github.com/lxzan/gws"
 )
 
 // TestStreamSinceReachesDesk: ?since=N opens the socket through ResumeSocket with N; no
@@ -20,28 +18,10 @@ func TestStreamSinceReachesDesk(t *testing.T) {
 		resume bool
 		since  uint64
 	}{{"", false, 0}, {"?since=0", true, 0}, {"?since=42&cancelOnDisconnect=true", true, 42}, {"?since=18446744073709551615", true, 1<<64 - 1}} {
-		d, _, ts, opened := streamDesk(t, nil)
-		c := &wsClient{frames: make(chan []byte, 64), closed: make(chan closeInfo, 1)}
-		conn, _, err := gws.NewClient(c, &gws.ClientOption{
-			Addr:          "ws" + strings.TrimPrefix(ts.URL, "http") + "/maker/stream" + tc.query,
-			RequestHeader: http.Header{"X-Api-Key": []string{"mk_alice"}},
-		})
-		if err != nil {
-			t.Fatalf("%q: dial: %v", tc.query, err)
-		}
-		go conn.ReadLoop()
-		select {
-		case <-opened:
-		case <-time.After(wait):
-			t.Fatalf("%q: socket not reported to the desk", tc.query)
-		}
-		d.mu.Lock()
-		got := d.opened[0]
-		d.mu.Unlock()
+		got := openedWithQuery(t, tc.query)
 		if got.resume != tc.resume || got.since != tc.since {
 			t.Errorf("%q: the desk got resume %v since %d, want %v %d", tc.query, got.resume, got.since, tc.resume, tc.since)
 		}
-		_ = conn.NetConn().Close()
 	}
 }
 
@@ -49,22 +29,9 @@ func TestStreamSinceReachesDesk(t *testing.T) {
 // within uint64 is 400 at the upgrade, with an error naming the parameter; no socket opens
 // and the desk hears nothing.
 func TestStreamSinceBadValue(t *testing.T) {
-	d, _, ts, _ := streamDesk(t, nil)
-	for _, q := range []string{"since=", "since", "since=-1", "since=%2B1", "since=01", "since=00", "since=1.0", "since=1e3",
+	refusesStreamQueries(t, "since", []string{"since=", "since", "since=-1", "since=%2B1", "since=01", "since=00", "since=1.0", "since=1e3",
 		"since=%201", "since=abc", "since=0x10", "since=18446744073709551616", "since=99999999999999999999",
-		"since=123456789012345678901", "since=1&since=1", "since=%EF%BC%91"} {
-		res := upgradeRequest(t, ts, "/maker/stream?"+q, "mk_alice", "")
-		var body struct {
-			Error string `json:"error"`
-		}
-		err := json.Unmarshal([]byte(res.body), &body)
-		if res.status != http.StatusBadRequest || err != nil || !strings.Contains(body.Error, "since") {
-			t.Errorf("%q: %d %+v (%v), want 400 naming the parameter", q, res.status, body, err)
-		}
-	}
-	if n := d.calls(); n != 0 {
-		t.Errorf("the desk was called %d times for refused upgrades", n)
-	}
+		"since=123456789012345678901", "since=1&since=1", "since=%EF%BC%91"})
 }
 
 // TestStreamFrameCarriesSeq: a numbered event's frame is {type, payload, seq}; a frame
