@@ -18,21 +18,8 @@ func TestCancelOnDisconnectOverTheWire(t *testing.T) {
 	d := startLive(t, baseConfig)
 	m, taker := maker(t, d, "Cautious", true), house(t, d)
 
-	req, err := http.NewRequest("GET", d.base+"/maker/stream?cancelOnDisconnect=yes", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"X-API-Key": m.APIKey(), "Connection": "Upgrade", "Upgrade": "websocket",
-		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("cancelOnDisconnect=yes: %d, want 400", resp.StatusCode)
+	if status, _ := refusedUpgrade(t, d.base, "/maker/stream?cancelOnDisconnect=yes", m.APIKey()); status != http.StatusBadRequest {
+		t.Fatalf("cancelOnDisconnect=yes: %d, want 400", status)
 	}
 
 	ts := subscribe(t, taker)

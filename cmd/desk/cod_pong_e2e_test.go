@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,17 +23,7 @@ func (*silentStream) OnPing(*gws.Conn, []byte) {}
 func openSilent(t *testing.T, base, key, query string) *silentStream {
 	t.Helper()
 	r := &silentStream{rawStream{frames: make(chan rawFrame, 1024)}}
-	addr := "ws" + strings.TrimPrefix(base, "http") + "/maker/stream"
-	if query != "" {
-		addr += "?" + query
-	}
-	conn, _, err := gws.NewClient(r, &gws.ClientOption{Addr: addr, RequestHeader: http.Header{"X-Api-Key": []string{key}}})
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	r.conn = conn
-	go conn.ReadLoop()
-	t.Cleanup(func() { _ = conn.NetConn().Close() })
+	r.dial(t, r, base, key, query)
 	r.until(t, "snapshot.end")
 	return r
 }

@@ -47,18 +47,48 @@ func (r *rawStream) OnMessage(_ *gws.Conn, m *gws.Message) {
 func openRaw(t *testing.T, base, key, query string) *rawStream {
 	t.Helper()
 	r := &rawStream{frames: make(chan rawFrame, 1024)}
+	r.dial(t, r, base, key, query)
+	return r
+}
+
+// dial opens r's socket, as openRaw, with its events going to h: r itself, or a stream
+// that embeds r to answer otherwise (silentStream).
+func (r *rawStream) dial(t *testing.T, h gws.Event, base, key, query string) {
+	t.Helper()
 	addr := "ws" + strings.TrimPrefix(base, "http") + "/maker/stream"
 	if query != "" {
 		addr += "?" + query
 	}
-	conn, _, err := gws.NewClient(r, &gws.ClientOption{Addr: addr, RequestHeader: http.Header{"X-Api-Key": []string{key}}})
+	conn, _, err := gws.NewClient(h, &gws.ClientOption{Addr: addr, RequestHeader: http.Header{"X-Api-Key": []string{key}}})
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	r.conn = conn
 	go conn.ReadLoop()
 	t.Cleanup(func() { _ = conn.NetConn().Close() })
-	return r
+}
+
+// refusedUpgrade sends a stream upgrade for path (with its query) over plain HTTP with key
+// and returns the desk's status and the error its body names (refusals come before the
+// handshake).
+func refusedUpgrade(t *testing.T, base, path, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"X-API-Key": key, "Connection": "Upgrade", "Upgrade": "websocket",
+		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Error string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body.Error
 }
 
 // until reads frames up to and including the first of type typ.
@@ -204,23 +234,8 @@ func TestStreamResumeAcrossSIGKILL(t *testing.T) {
 		}
 	}
 
-	req, err := http.NewRequest("GET", p.base+"/maker/stream?since=-1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"X-API-Key": m.APIKey(), "Connection": "Upgrade", "Upgrade": "websocket",
-		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body struct{ Error string }
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body.Error, "since") {
-		t.Fatalf("since=-1: %d %q, want 400 naming since", resp.StatusCode, body.Error)
+	if status, msg := refusedUpgrade(t, p.base, "/maker/stream?since=-1", m.APIKey()); status != http.StatusBadRequest || !strings.Contains(msg, "since") {
+		t.Fatalf("since=-1: %d %q, want 400 naming since", status, msg)
 	}
 	creq, err := http.NewRequest("GET", p.base+"/config", nil)
 	if err != nil {
