@@ -18,27 +18,12 @@ import (
 func TestDefaultedKeysConfig(t *testing.T) {
 	registrations := func(m machine.Config, _ node.LedgerSpec) any { return m.MaxPendingRegistrations }
 	window := func(_ machine.Config, spec node.LedgerSpec) any { return spec.DedupWindow }
-	for _, c := range []struct {
-		name, file string
-		got        func(machine.Config, node.LedgerSpec) any
-		want       any
-		wantErr    string
-	}{
+	runKeyCases(t, []keyCase{
 		{"registrations default", "", registrations, machine.DefaultMaxPendingRegistrations, ""},
 		{"registrations set", "max_pending_registrations = 25\n", registrations, 25, ""},
 		{"registrations zero refused", "max_pending_registrations = 0\n", registrations, nil, "max_pending_registrations"},
 		{"window default", "", window, ledgersim.DefaultDedupWindow, ""},
 		{"window set", "ledger_dedup_window = \"2h\"\n", window, 2 * time.Hour, ""},
 		{"window too short", "ledger_dedup_window = \"1m\"\n", window, nil, "ledger_dedup_window"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, m, spec, err := resolveConfig(t, c.file)
-			if refused(t, err, c.wantErr) {
-				return
-			}
-			if got := c.got(m, spec); got != c.want {
-				t.Errorf("%v, want %v", got, c.want)
-			}
-		})
-	}
+	})
 }

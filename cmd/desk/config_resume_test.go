@@ -16,12 +16,7 @@ import (
 func TestStreamRetentionConfig(t *testing.T) {
 	events := func(m machine.Config, _ node.LedgerSpec) any { return m.StreamRetentionEvents }
 	window := func(m machine.Config, _ node.LedgerSpec) any { return m.StreamRetention }
-	for _, c := range []struct {
-		name, file string
-		got        func(machine.Config, node.LedgerSpec) any
-		want       any
-		wantErr    string
-	}{
+	runKeyCases(t, []keyCase{
 		{"events default", "", events, machine.DefaultStreamRetentionEvents, ""},
 		{"events set", "stream_retention_events = 25\n", events, 25, ""},
 		{"events zero", "stream_retention_events = 0\n", events, 0, ""},
@@ -31,17 +26,7 @@ func TestStreamRetentionConfig(t *testing.T) {
 		{"window set", "stream_retention = \"2m\"\n", window, 2 * time.Minute, ""},
 		{"window zero", "stream_retention = \"0s\"\n", window, nil, "stream_retention"},
 		{"window too long", "stream_retention = \"25h\"\n", window, nil, "stream_retention"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, m, spec, err := resolveConfig(t, c.file)
-			if refused(t, err, c.wantErr) {
-				return
-			}
-			if got := c.got(m, spec); got != c.want {
-				t.Errorf("%v, want %v", got, c.want)
-			}
-		})
-	}
+	})
 }
 
 // TestCORSOriginsConfig: cors_origins defaults to none, a file names origins, and an origin
