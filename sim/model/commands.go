@@ -16,7 +16,6 @@ import (
 
 // command decides this input's answer. It reports false for an input kind it does not know.
 func (s *step) command(in machine.Input) bool {
-	m := s.m
 	switch c := in.(type) {
 	case machine.RegisterStart:
 		s.route = "POST /maker/register/start"
@@ -70,20 +69,11 @@ func (s *step) command(in machine.Input) bool {
 	default:
 		return false
 	}
-	accepted := true
-	for _, rep := range s.out.Replies {
-		if rep.Seq == s.env.Seq && rep.Status == 401 {
-			accepted = false
-		}
-	}
-	p := m.resolve(keyHash, accepted)
+	p := s.authenticate(keyHash)
 	if p == nil {
-		s.by = "an unknown key"
-		s.immediate = one(401, "") // SPEC, Authentication 3: authenticate first
 		return true
 	}
 	s.caller = p
-	s.by = p.Hint
 	switch c := in.(type) {
 	case machine.Preapproval:
 		s.immediate = &expect{alts: []sc{{200, ""}}, body: func(rep machine.Reply) string {
@@ -135,6 +125,20 @@ func (s *step) wait(r *Request) {
 func (s *step) waitMaybe(r *Request) {
 	r.Seq, r.At = s.env.Seq, s.at
 	s.m.st.Reqs[r.Seq] = r
+}
+
+// authenticate resolves the key hash the input carried to its party, as the desk did (a
+// key this input was answered 401 for is not accepted), and names the caller in s.by. An
+// unknown key expects 401 (SPEC, Authentication 3: authenticate first) and returns nil.
+func (s *step) authenticate(keyHash string) *Party {
+	p := s.m.resolve(keyHash, !s.repliedWith(401))
+	if p == nil {
+		s.by = "an unknown key"
+		s.immediate = one(401, "")
+		return nil
+	}
+	s.by = p.Hint
+	return p
 }
 
 // repliedWith reports whether this input's own reply has the status.

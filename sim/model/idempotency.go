@@ -85,21 +85,11 @@ func (s *step) idempotent(in machine.Idempotent) {
 	case machine.RegisterStart, machine.ChallengeRequest:
 		scope = "addr:" + in.Address
 	default:
-		hdr := machine.KeyHash(in.Cmd)
-		accepted := true
-		for _, rep := range s.out.Replies {
-			if rep.Seq == s.env.Seq && rep.Status == 401 {
-				accepted = false
-			}
-		}
-		p := m.resolve(hdr, accepted)
+		p := s.authenticate(machine.KeyHash(in.Cmd))
 		if p == nil {
-			s.by = "an unknown key"
-			s.immediate = one(401, "")
 			s.idemStill = true
 			return
 		}
-		s.by = p.Hint
 		scope = p.ID
 		if _, ok := in.Cmd.(machine.IssueStreamTicket); ok {
 			// The answer carries a stream ticket, never stored: no key is accepted, once
