@@ -69,15 +69,9 @@ func TestOracleArithmetic(t *testing.T) {
 func TestBoundaryInputsReachTheirGoals(t *testing.T) {
 	k := knobs(2, "none", 0)
 	k.Duration = 10 * time.Minute
-	s, err := New(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSim(t, k)
 	s.mix.Boundary = BoundaryMix{Ticket: 0.5, TTL: 0.2, Price: 0.5, Validity: 0.3, Limit: 0.2, Batch: 0.2}
-	r := s.Run()
-	if r.Failure != nil {
-		t.Fatal(r.Failure)
-	}
+	r := runSim(t, s, k)
 	var missing []string
 	for _, g := range boundaryGoals(s.mix.Boundary) {
 		if r.Coverage[g] == 0 {

@@ -114,13 +114,8 @@ func TestOrphanInvariantLockWithoutAllocation(t *testing.T) {
 func TestOrphanInvariantQuiet(t *testing.T) {
 	for _, faults := range []string{"none", "harsh"} {
 		k := knobs(5, faults, 0)
-		s, err := New(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := s.Run(); r.Failure != nil {
-			t.Fatalf("%s: %v", faults, r.Failure)
-		}
+		s := newSim(t, k)
+		runSim(t, s, k)
 		if s.stats.OrphansInDoubt != 0 {
 			t.Logf("%s: %d allocations left in doubt", faults, s.stats.OrphansInDoubt)
 		}

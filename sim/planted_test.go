@@ -48,11 +48,7 @@ func firstFailing(t *testing.T, seeds uint64, faults string, crash float64, d ti
 	for seed := uint64(1); seed <= seeds; seed++ {
 		k := knobs(seed, faults, crash)
 		k.Duration = d
-		s, err := New(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := s.Run(); r.Failure != nil && (match == nil || match(r.Failure)) {
+		if r := newSim(t, k).Run(); r.Failure != nil && (match == nil || match(r.Failure)) {
 			return r
 		}
 	}

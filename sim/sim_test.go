@@ -8,10 +8,23 @@ import (
 // run runs one seeded simulation and fails the test on a violation.
 func run(t *testing.T, k Knobs) *Result {
 	t.Helper()
+	return runSim(t, newSim(t, k), k)
+}
+
+// newSim makes a simulation of k, failing the test if New refuses the knobs.
+func newSim(t *testing.T, k Knobs) *Sim {
+	t.Helper()
 	s, err := New(k)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// runSim runs s, made of k, and fails the test on a violation with the command that
+// reproduces it and the trace written.
+func runSim(t *testing.T, s *Sim, k Knobs) *Result {
+	t.Helper()
 	r := s.Run()
 	if r.Failure != nil {
 		path, err := r.WriteTrace(t.TempDir())
@@ -24,10 +37,7 @@ func run(t *testing.T, k Knobs) *Result {
 // steps it itself.
 func started(t *testing.T, k Knobs) *Sim {
 	t.Helper()
-	s, err := New(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSim(t, k)
 	s.start()
 	return s
 }

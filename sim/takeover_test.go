@@ -11,15 +11,8 @@ import (
 func TestTakeovers(t *testing.T) {
 	k := knobs(9, "harsh", 0.01)
 	k.Duration = time.Minute
-	s, err := New(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := s.Run()
-	if r.Failure != nil {
-		path, err := r.WriteTrace(t.TempDir())
-		t.Fatalf("%v\nreproduce: %s\ntrace: %s (%v)", r.Failure, k.Command(), path, err)
-	}
+	s := newSim(t, k)
+	r := runSim(t, s, k)
 	if s.takeovers == 0 || s.takeovers != r.Stats.Crashes/2 {
 		t.Fatalf("%d takeovers in %d crashes", s.takeovers, r.Stats.Crashes)
 	}
