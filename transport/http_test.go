@@ -73,9 +73,7 @@ func TestRoutesDecodeToCommands(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newFakeDesk()
-			_, ts := testServer(t, d, nil)
-			res := request(t, ts, tc.method, tc.path, tc.body, testKey, "application/json")
+			d, res := freshRequest(t, tc.method, tc.path, tc.body, testKey, "application/json")
 			if res.status != 200 {
 				t.Fatalf("status %d, body %s", res.status, res.body)
 			}
@@ -124,9 +122,7 @@ func TestRoutesDecodeToQueries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
-			d := newFakeDesk()
-			_, ts := testServer(t, d, nil)
-			res := request(t, ts, "GET", tc.path, "", testKey, "")
+			d, res := freshRequest(t, "GET", tc.path, "", testKey, "")
 			if res.status != 200 || res.body != "{\"query\":\"ok\"}\n" {
 				t.Fatalf("status %d, body %q", res.status, res.body)
 			}
@@ -209,9 +205,7 @@ func TestBadRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newFakeDesk()
-			_, ts := testServer(t, d, nil)
-			res := request(t, ts, tc.method, tc.path, tc.body, testKey, "application/json")
+			d, res := freshRequest(t, tc.method, tc.path, tc.body, testKey, "application/json")
 			if res.status != 400 {
 				t.Fatalf("status %d, want 400; body %s", res.status, res.body)
 			}
@@ -233,9 +227,7 @@ func batchBody(n int) string {
 
 // TestBatchOf50 accepts the largest batch.
 func TestBatchOf50(t *testing.T) {
-	d := newFakeDesk()
-	_, ts := testServer(t, d, nil)
-	res := request(t, ts, "POST", "/tx/execute", batchBody(50), testKey, "application/json")
+	d, res := freshRequest(t, "POST", "/tx/execute", batchBody(50), testKey, "application/json")
 	if res.status != 200 {
 		t.Fatalf("status %d: %s", res.status, res.body)
 	}
@@ -277,9 +269,7 @@ func TestLimit(t *testing.T) {
 	for _, path := range []string{"/maker/trades", "/trades", "/rfq-history"} {
 		for _, v := range []string{"0", "501", "-1", "+5", "1.5", "abc", "", "1e2", "9999999", " 5"} {
 			t.Run(path+"="+v, func(t *testing.T) {
-				d := newFakeDesk()
-				_, ts := testServer(t, d, nil)
-				res := request(t, ts, "GET", path+"?limit="+strings.ReplaceAll(v, " ", "%20"), "", testKey, "")
+				d, res := freshRequest(t, "GET", path+"?limit="+strings.ReplaceAll(v, " ", "%20"), "", testKey, "")
 				if res.status != 400 {
 					t.Fatalf("status %d, want 400", res.status)
 				}
@@ -300,9 +290,7 @@ func TestBodyTooLarge(t *testing.T) {
 		{"/faucet", strings.Repeat(" ", 64<<10+1)},
 		{"/maker/register/start", big},
 	} {
-		d := newFakeDesk()
-		_, ts := testServer(t, d, nil)
-		res := request(t, ts, "POST", tc.path, tc.body, testKey, "application/json")
+		d, res := freshRequest(t, "POST", tc.path, tc.body, testKey, "application/json")
 		if res.status != 413 {
 			t.Fatalf("%s: status %d, want 413", tc.path, res.status)
 		}
@@ -323,9 +311,7 @@ func TestBodilessPosts(t *testing.T) {
 		}
 		for _, body := range []string{"", "{}", " \n", " {} "} {
 			for _, ct := range []string{"", "application/json", "text/plain"} {
-				d := newFakeDesk()
-				_, ts := testServer(t, d, nil)
-				res := request(t, ts, method, path, body, testKey, ct)
+				d, res := freshRequest(t, method, path, body, testKey, ct)
 				if res.status != 200 || len(d.commands()) != 1 {
 					t.Errorf("%s body %q type %q: status %d, %d commands", path, body, ct, res.status, len(d.commands()))
 				}
@@ -650,4 +636,13 @@ func TestMetricsCountRoutes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
+}
+
+// freshRequest sends one request (as request) to a server over a new fake desk and
+// returns the desk, to see what reached it, and the answer.
+func freshRequest(t *testing.T, method, path, body, key, contentType string) (*fakeDesk, response) {
+	t.Helper()
+	d := newFakeDesk()
+	_, ts := testServer(t, d, nil)
+	return d, request(t, ts, method, path, body, key, contentType)
 }
