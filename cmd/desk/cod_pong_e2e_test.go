@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
-	"net/http"
 	"regexp"
 	"testing"
 	"time"
@@ -137,19 +134,7 @@ func TestCancelOnDisconnectOnMissedPong(t *testing.T) {
 // pongTimeouts reads desk_stream_pong_timeouts_total from the admin listener's /metrics.
 func pongTimeouts(t *testing.T, d *liveDesk) string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), "GET", d.admin+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := httpCall(t, "GET", d.admin+"/metrics", "", nil)
 	m := regexp.MustCompile(`(?m)^desk_stream_pong_timeouts_total (\S+)$`).FindSubmatch(b)
 	if m == nil {
 		t.Fatalf("no desk_stream_pong_timeouts_total in /metrics:\n%s", b)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,22 +225,11 @@ func TestLifecycleOverTheWire(t *testing.T) {
 // rawCall sends a request as is and returns the status and body.
 func rawCall(t *testing.T, method, url, key, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
+	contentType := ""
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	res, b := httpCall(t, method, url, body, map[string]string{"X-API-Key": key, "Content-Type": contentType})
 	return res.StatusCode, string(b)
 }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,25 +15,7 @@ import (
 // returns the status, the Idempotent-Replayed header and the body as sent.
 func idemCall(t *testing.T, method, url, apiKey, idemKey, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if apiKey != "" {
-		req.Header.Set("X-API-Key", apiKey)
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, b := httpCall(t, method, url, body, map[string]string{"X-API-Key": apiKey, "Idempotency-Key": idemKey})
 	return res.StatusCode, res.Header.Get("Idempotent-Replayed"), string(b)
 }
 

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,15 +195,7 @@ func awaitBotOnline(t *testing.T, taker *client.Client, idPath string) string {
 // metric reads one counter from the bot's /metrics.
 func metric(t *testing.T, url, name string) int {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := httpCall(t, "GET", url, "", nil)
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			n, err := strconv.Atoi(v)

@@ -73,22 +73,11 @@ func (r *rawStream) dial(t *testing.T, h gws.Event, base, key, query string) {
 // handshake).
 func refusedUpgrade(t *testing.T, base, path, key string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", base+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"X-API-Key": key, "Connection": "Upgrade", "Upgrade": "websocket",
-		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	res, b := httpCall(t, "GET", base+path, "", map[string]string{"X-API-Key": key, "Connection": "Upgrade", "Upgrade": "websocket",
+		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
 	var body struct{ Error string }
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	return resp.StatusCode, body.Error
+	_ = json.Unmarshal(b, &body)
+	return res.StatusCode, body.Error
 }
 
 // until reads frames up to and including the first of type typ.
@@ -237,21 +226,12 @@ func TestStreamResumeAcrossSIGKILL(t *testing.T) {
 	if status, msg := refusedUpgrade(t, p.base, "/maker/stream?since=-1", m.APIKey()); status != http.StatusBadRequest || !strings.Contains(msg, "since") {
 		t.Fatalf("since=-1: %d %q, want 400 naming since", status, msg)
 	}
-	creq, err := http.NewRequest("GET", p.base+"/config", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	creq.Header.Set("X-API-Key", m.APIKey())
-	cfgResp, err := http.DefaultClient.Do(creq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, config := httpCall(t, "GET", p.base+"/config", "", map[string]string{"X-API-Key": m.APIKey()})
 	var conf struct {
 		Events  int `json:"streamRetentionEvents"`
 		Seconds int `json:"streamRetentionSeconds"`
 	}
-	_ = json.NewDecoder(cfgResp.Body).Decode(&conf)
-	_ = cfgResp.Body.Close()
+	_ = json.Unmarshal(config, &conf)
 	if fmt.Sprint(conf) != "{4 600}" {
 		t.Fatalf("GET /config retention %+v", conf)
 	}

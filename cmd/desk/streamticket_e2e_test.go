@@ -112,21 +112,8 @@ func TestStreamTicketOverTheWire(t *testing.T) {
 	t.Cleanup(s.Close)
 	await(t, s, client.EventSnapshotEnd, nil)
 
-	res, err := http.DefaultClient.Do(func() *http.Request {
-		r, _ := http.NewRequest("GET", d.base+"/maker/stream?ticket="+tk.Ticket, nil)
-		r.Header.Set("X-API-Key", m.APIKey())
-		r.Header.Set("Connection", "Upgrade")
-		r.Header.Set("Upgrade", "websocket")
-		r.Header.Set("Sec-WebSocket-Version", "13")
-		r.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-		return r
-	}())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res.Body.Close()
-	if res.StatusCode != http.StatusBadRequest {
-		t.Fatalf("key and ticket: %d, want 400", res.StatusCode)
+	if status, _ := refusedUpgrade(t, d.base, "/maker/stream?ticket="+tk.Ticket, m.APIKey()); status != http.StatusBadRequest {
+		t.Fatalf("key and ticket: %d, want 400", status)
 	}
 
 	voided, err := m.StreamTicket(ctx(t))
@@ -153,15 +140,8 @@ func TestStreamTicketOverTheWire(t *testing.T) {
 // header. A malformed origin stops the desk at start naming the key.
 func TestCORSOverTheWire(t *testing.T) {
 	preflight := func(base, origin string) *http.Response {
-		r, _ := http.NewRequest("OPTIONS", base+"/maker/stream/ticket", nil)
-		r.Header.Set("Origin", origin)
-		r.Header.Set("Access-Control-Request-Method", "POST")
-		r.Header.Set("Access-Control-Request-Headers", "x-api-key")
-		res, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = res.Body.Close()
+		res, _ := httpCall(t, "OPTIONS", base+"/maker/stream/ticket", "", map[string]string{"Origin": origin,
+			"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key"})
 		return res
 	}
 	open := startLive(t, `cors_origins = ["https://console.example", "http://localhost:5173"]`+"\n"+baseConfig)
