@@ -95,17 +95,23 @@ func ctx(t *testing.T) context.Context {
 // maker registers a party, funds it from the faucet and accepts every deposit.
 func maker(t *testing.T, d *liveDesk, name string, fund bool) *client.Client {
 	t.Helper()
-	c, err := client.New(d.base)
+	c := registered(t, d.base, name)
+	if fund {
+		fundAll(t, c, 2)
+	}
+	return c
+}
+
+// registered is a client of the desk at base for a party it registers as name.
+func registered(t *testing.T, base, name string) *client.Client {
+	t.Helper()
+	c, err := client.New(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Register(ctx(t), name); err != nil {
 		t.Fatal(err)
 	}
-	if !fund {
-		return c
-	}
-	fundAll(t, c, 2)
 	return c
 }
 
@@ -122,8 +128,12 @@ func signAll(t *testing.T, c *client.Client, acts []client.SignAction) {
 	}
 }
 
-func house(t *testing.T, d *liveDesk) *client.Client {
-	c, err := client.New(d.base, client.WithAPIKey(houseKey))
+func house(t *testing.T, d *liveDesk) *client.Client { return houseAt(t, d.base) }
+
+// houseAt is the house taker's client of the desk at base.
+func houseAt(t *testing.T, base string) *client.Client {
+	t.Helper()
+	c, err := client.New(base, client.WithAPIKey(houseKey))
 	if err != nil {
 		t.Fatal(err)
 	}

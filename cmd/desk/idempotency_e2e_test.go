@@ -35,11 +35,7 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 			"-checkpoint-every", "3"), true)
 	}
 	mine := func(base string) int {
-		c, err := client.New(base, client.WithAPIKey(houseKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rfqs, err := c.MyRFQs(ctx(t))
+		rfqs, err := houseAt(t, base).MyRFQs(ctx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,13 +43,7 @@ func TestIdempotencyOverTheWire(t *testing.T) {
 	}
 
 	p := start()
-	m, err := client.New(p.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Register(ctx(t), "Idempotency Maker"); err != nil {
-		t.Fatal(err)
-	}
+	m := registered(t, p.base, "Idempotency Maker")
 	s := subscribe(t, m)
 	body := `{"direction":"SELL","qty":"0.01","base":"CBTC","quote":"usdcx","invitedMakers":["` + m.Hint() + `"],"ttlSeconds":3600}`
 	status, replayed, first := idemCall(t, "POST", p.base+"/rfq", houseKey, "e2e-rfq-1", body)

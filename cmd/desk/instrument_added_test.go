@@ -64,13 +64,7 @@ func TestInstrumentAddedOnRestart(t *testing.T) {
 		t.Fatalf("GET /instruments: %s", got)
 	}
 	fundAll(t, m, 3)
-	taker, err := client.New(d.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := taker.Register(ctx(t), "Gold Taker"); err != nil {
-		t.Fatal(err)
-	}
+	taker := registered(t, d.base, "Gold Taker")
 	fundAll(t, taker, 3)
 	if got := holds(t, taker, "xau"); got != "5" {
 		t.Fatalf("the taker holds %s xau after a faucet draw, want 5", got)

@@ -88,10 +88,7 @@ func TestMakerBotEndToEnd(t *testing.T) {
 		t.Fatal("the bot did not serve its metrics")
 	}
 
-	taker, err := client.New(base, client.WithAPIKey(houseKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	taker := houseAt(t, base)
 	hint := awaitBotOnline(t, taker, idPath)
 	trades := 0
 	trade := func(dir client.Direction) {

@@ -99,18 +99,9 @@ func TestProtectionSurvivesSIGKILL(t *testing.T) {
 	bin, cfg, data := deskFixture(t)
 	p := startProcess(t, bin, data, cfg)
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	m, err := client.New(p.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Register(ctx(t), "Frozen Across Restarts"); err != nil {
-		t.Fatal(err)
-	}
+	m := registered(t, p.base, "Frozen Across Restarts")
 	fundAll(t, m, 2)
-	taker, err := client.New(p.base, client.WithAPIKey(houseKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	taker := houseAt(t, p.base)
 	s := subscribe(t, m)
 	set := client.ProtectionSettings{WindowSeconds: 120, MaxFills: 1, MaxNotionalUSD: "5000", FreezeSeconds: 3600}
 	if _, err := m.SetProtection(ctx(t), set); err != nil {

@@ -122,17 +122,8 @@ func TestStreamResumeAcrossSIGKILL(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	p := startProcess(t, bin, data, cfg)
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	m, err := client.New(p.base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Register(ctx(t), "Resumer"); err != nil {
-		t.Fatal(err)
-	}
-	taker, err := client.New(p.base, client.WithAPIKey(houseKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := registered(t, p.base, "Resumer")
+	taker := houseAt(t, p.base)
 	live := openRaw(t, p.base, m.APIKey(), "")
 	if f := live.until(t, "snapshot.end"); string(f[len(f)-1].Payload) != `{"seq":0}` {
 		t.Fatalf("first snapshot.end %s", f[len(f)-1].raw)
