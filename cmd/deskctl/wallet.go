@@ -109,18 +109,8 @@ func cmdDeposits(e *env, args []string) error {
 			return err
 		}
 		if !*all {
-			wanted := map[string]bool{}
-			for _, cid := range fs.Args() {
-				wanted[cid] = true
-			}
-			var picked []client.IncomingTransfer
-			for _, tr := range in {
-				if wanted[tr.CID] {
-					picked = append(picked, tr)
-					delete(wanted, tr.CID)
-				}
-			}
-			for cid := range wanted { // accept it anyway: the desk answers 404 if it is gone
+			picked, missing := pick(in, fs.Args(), func(tr client.IncomingTransfer) string { return tr.CID })
+			for _, cid := range missing { // accept it anyway: the desk answers 404 if it is gone
 				picked = append(picked, client.IncomingTransfer{CID: cid})
 			}
 			in = picked
@@ -195,18 +185,9 @@ func cmdSign(e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		wanted := map[string]bool{}
-		for _, id := range fs.Args() {
-			wanted[id] = true
-		}
-		var picked []client.SignAction
-		for _, a := range acts {
-			if wanted[a.ID] {
-				picked = append(picked, a)
-			}
-		}
-		if len(picked) != len(wanted) {
-			return usagef("sign: %d of the %d action ids given are not pending", len(wanted)-len(picked), len(wanted))
+		picked, missing := pick(acts, fs.Args(), func(a client.SignAction) string { return a.ID })
+		if len(missing) > 0 {
+			return usagef("sign: %d of the %d action ids given are not pending", len(missing), len(picked)+len(missing))
 		}
 		acts = picked
 	}
