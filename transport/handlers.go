@@ -238,32 +238,11 @@ func (s *Server) registerComplete(w http.ResponseWriter, r *http.Request, _ http
 		}
 		sigs[i] = sig
 	}
-	key, err := s.secrets.newAPIKey()
-	if err != nil {
-		s.log.Error("register complete", "err", err)
-		s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-		return
-	}
-	rep, ok := s.call(w, r, machine.RegisterComplete{RegistrationID: in.RegistrationID, Signatures: sigs, NewKeyHash: HashKey(key)})
-	if !ok {
-		return
-	}
-	if rep.Err == nil {
-		switch b := rep.Body.(type) {
-		case machine.RegisterCompleteDTO:
-			b.APIKey = key
-			rep.Body = b
-		case *machine.RegisterCompleteDTO:
-			c := *b
-			c.APIKey = key
-			rep.Body = c
-		default:
-			s.log.Error("register complete: unexpected reply body", "type", typeName(rep.Body))
-			s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-			return
-		}
-	}
-	s.writeReply(w, r, rep)
+	callWithSecret(s, w, r, "register complete", s.secrets.newAPIKey,
+		func(hash string) machine.Command_ {
+			return machine.RegisterComplete{RegistrationID: in.RegistrationID, Signatures: sigs, NewKeyHash: hash}
+		},
+		func(b *machine.RegisterCompleteDTO, key string) { b.APIKey = key })
 }
 
 // challenge is POST /maker/challenge: the transport draws the challenge text.
@@ -308,27 +287,11 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 		s.writeWire(w, r, werr)
 		return
 	}
-	key, err := s.secrets.newAPIKey()
-	if err != nil {
-		s.log.Error("rotate key", "err", err)
-		s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-		return
-	}
-	rep, ok := s.call(w, r, machine.RotateKey{PartyID: in.PartyID, Challenge: in.Challenge, Signature: in.Signature, NewKeyHash: HashKey(key)})
-	if !ok {
-		return
-	}
-	if rep.Err == nil {
-		switch rep.Body.(type) {
-		case machine.APIKeyDTO, *machine.APIKeyDTO:
-			rep.Body = machine.APIKeyDTO{APIKey: key}
-		default:
-			s.log.Error("rotate key: unexpected reply body", "type", typeName(rep.Body))
-			s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-			return
-		}
-	}
-	s.writeReply(w, r, rep)
+	callWithSecret(s, w, r, "rotate key", s.secrets.newAPIKey,
+		func(hash string) machine.Command_ {
+			return machine.RotateKey{PartyID: in.PartyID, Challenge: in.Challenge, Signature: in.Signature, NewKeyHash: hash}
+		},
+		func(b *machine.APIKeyDTO, key string) { *b = machine.APIKeyDTO{APIKey: key} })
 }
 
 // ---- Maker ----

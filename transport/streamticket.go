@@ -50,28 +50,11 @@ func (s *Server) streamTicket(w http.ResponseWriter, r *http.Request, _ httprout
 	if !s.noBody(w, r) {
 		return
 	}
-	ticket, err := s.secrets.newStreamTicket()
-	if err != nil {
-		s.log.Error("stream ticket", "err", err)
-		s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-		return
-	}
-	rep, ok := s.call(w, r, machine.IssueStreamTicket{Req: machine.Req{KeyHash: keyHash}, TicketHash: HashKey(ticket)})
-	if !ok {
-		return
-	}
-	if rep.Err == nil {
-		switch b := rep.Body.(type) {
-		case machine.StreamTicketDTO:
-			b.Ticket = ticket
-			rep.Body = b
-		default:
-			s.log.Error("stream ticket: unexpected reply body", "type", typeName(rep.Body))
-			s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
-			return
-		}
-	}
-	s.writeReply(w, r, rep)
+	callWithSecret(s, w, r, "stream ticket", s.secrets.newStreamTicket,
+		func(hash string) machine.Command_ {
+			return machine.IssueStreamTicket{Req: machine.Req{KeyHash: keyHash}, TicketHash: hash}
+		},
+		func(b *machine.StreamTicketDTO, ticket string) { b.Ticket = ticket })
 }
 
 // streamTicketHash reads ?ticket= of a stream upgrade: absent is none; given more than
