@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -133,14 +132,9 @@ func BenchmarkStreamResume(b *testing.B) {
 	defer stop()
 	srv := transport.New(transport.Options{Desk: l}) // the default send queue: a replay is one entry
 	sink.hub.Store(srv.Hub())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := srv.HTTPServer(ln.Addr().String())
-	go func() { _ = hs.Serve(ln) }()
+	hs, host := serveLoopback(b, srv)
 	defer func() { _ = hs.Close() }()
-	addr := "ws://" + ln.Addr().String() + "/maker/stream?since=0"
+	addr := "ws://" + host + "/maker/stream?since=0"
 
 	var lat []time.Duration
 	for b.Loop() {

@@ -107,14 +107,9 @@ func TestStreamServerChild(t *testing.T) {
 	desk := &childDesk{}
 	srv := transport.New(transport.Options{Desk: desk, MaxSockets: streamSockets + 100})
 	desk.hub.Store(srv.Hub())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := srv.HTTPServer(ln.Addr().String())
-	go func() { _ = hs.Serve(ln) }()
+	_, host := serveLoopback(t, srv)
 	out := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(out, "addr %s\n", ln.Addr())
+	fmt.Fprintf(out, "addr %s\n", host)
 	out.Flush()
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
@@ -328,4 +323,17 @@ func BenchmarkStream(b *testing.B) {
 	for _, conn := range conns {
 		_ = conn.NetConn().Close()
 	}
+}
+
+// serveLoopback serves srv's API on a fresh port of 127.0.0.1 and returns the server, for
+// the caller to close, and its host:port.
+func serveLoopback(tb testing.TB, srv *transport.Server) (*http.Server, string) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	hs := srv.HTTPServer(ln.Addr().String())
+	go func() { _ = hs.Serve(ln) }()
+	return hs, ln.Addr().String()
 }
