@@ -43,6 +43,16 @@ func prunedSimTrace(t *testing.T) (string, *sim.Result) {
 	return "", nil
 }
 
+// dropLines is an edit for editTrace that leaves out every line containing marker.
+func dropLines(marker string) func(line []byte) []byte {
+	return func(l []byte) []byte {
+		if bytes.Contains(l, []byte(marker)) {
+			return nil
+		}
+		return l
+	}
+}
+
 // editTrace writes a copy of a trace with each line passed through edit (nil drops it).
 func editTrace(t *testing.T, path string, edit func(line []byte) []byte) string {
 	t.Helper()
@@ -105,24 +115,14 @@ func TestSimTraceLedgerSnapshot(t *testing.T) {
 		edit func([]byte) []byte
 		want string
 	}{
-		{"no ledger snapshot", func(l []byte) []byte {
-			if bytes.Contains(l, []byte(`"type":"ledger-snapshot"`)) {
-				return nil
-			}
-			return l
-		}, "has no ledger snapshot"},
+		{"no ledger snapshot", dropLines(`"type":"ledger-snapshot"`), "has no ledger snapshot"},
 		{"second ledger snapshot", func(l []byte) []byte {
 			if bytes.Contains(l, []byte(`"type":"ledger-snapshot"`)) {
 				return append(append([]byte(nil), l...), l...)
 			}
 			return l
 		}, "a second ledger-snapshot line"},
-		{"ledger records cut", func(l []byte) []byte {
-			if bytes.Contains(l, []byte(`"type":"ledger"`)) {
-				return nil
-			}
-			return l
-		}, "past the last ledger record"},
+		{"ledger records cut", dropLines(`"type":"ledger"`), "past the last ledger record"},
 		{"snapshot before the records", func(l []byte) []byte {
 			return regexp.MustCompile(`^\{"type":"ledger-snapshot","seq":\d+`).ReplaceAll(l, []byte(`{"type":"ledger-snapshot","seq":2`))
 		}, "leaves records"},
