@@ -604,13 +604,11 @@ func (l *FileLog) Append(ctx context.Context, records ...[]byte) (uint64, error)
 // AppendAsync implements Log.
 func (l *FileLog) AppendAsync(records ...[]byte) *Pending {
 	if len(records) == 0 {
-		p, complete := NewPending(0, 0)
-		complete(nil)
-		return p
+		return CompletedPending(nil)
 	}
 	p, err := l.enqueue(context.Background(), records)
 	if err != nil {
-		return failedPending(err)
+		return CompletedPending(err)
 	}
 	return p
 }

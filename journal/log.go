@@ -125,8 +125,10 @@ func (p *Pending) complete(err error) {
 	})
 }
 
-// failedPending returns a Pending that is already done with err.
-func failedPending(err error) *Pending {
+// CompletedPending returns a Pending of no records that is already done with err: an
+// append of nothing (nil), or one refused before it was queued. It is for implementations
+// of Log.
+func CompletedPending(err error) *Pending {
 	p, complete := NewPending(0, 0)
 	complete(err)
 	return p

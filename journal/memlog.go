@@ -63,7 +63,7 @@ func (m *MemLog) appendIf(check func() error, records [][]byte) *Pending {
 	defer m.mu.Unlock()
 	if check != nil {
 		if err := check(); err != nil {
-			return failedPending(err)
+			return CompletedPending(err)
 		}
 	}
 	first := m.lastLocked() + 1

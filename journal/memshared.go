@@ -100,9 +100,7 @@ func (h *MemHandle) Append(ctx context.Context, records ...[]byte) (uint64, erro
 // AppendAsync implements Log.
 func (h *MemHandle) AppendAsync(records ...[]byte) *Pending {
 	if len(records) == 0 {
-		p, complete := NewPending(0, 0)
-		complete(nil)
-		return p
+		return CompletedPending(nil)
 	}
 	return h.m.appendIf(func() error { return h.check("append") }, records)
 }

@@ -144,15 +144,11 @@ func (l *Log) Append(ctx context.Context, records ...[]byte) (uint64, error) {
 // AppendAsync implements journal.Log.
 func (l *Log) AppendAsync(records ...[]byte) *journal.Pending {
 	if len(records) == 0 {
-		p, complete := journal.NewPending(0, 0)
-		complete(nil)
-		return p
+		return journal.CompletedPending(nil)
 	}
 	p, err := l.enqueue(context.Background(), records)
 	if err != nil {
-		p, complete := journal.NewPending(0, 0)
-		complete(err)
-		return p
+		return journal.CompletedPending(err)
 	}
 	return p
 }
