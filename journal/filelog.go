@@ -637,14 +637,9 @@ func (l *FileLog) enqueue(ctx context.Context, records [][]byte) (*Pending, erro
 		if len(l.pending) == 0 || len(l.pending)+size <= l.opts.MaxBatchBytes {
 			break
 		}
-		space := l.space
-		l.mu.Unlock()
-		select {
-		case <-space:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := WaitSpace(ctx, &l.mu, l.space); err != nil {
+			return nil, err
 		}
-		l.mu.Lock()
 	}
 	first := l.nextSeq
 	for _, r := range records {

@@ -187,14 +187,9 @@ func (l *Log) enqueue(ctx context.Context, records [][]byte) (*journal.Pending, 
 		if l.pendingB == 0 || l.pendingB+size <= l.maxBatch() {
 			break
 		}
-		space := l.space
-		l.mu.Unlock()
-		select {
-		case <-space:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := journal.WaitSpace(ctx, &l.mu, l.space); err != nil {
+			return nil, err
 		}
-		l.mu.Lock()
 	}
 	first := l.nextSeq
 	l.pending = append(l.pending, records...)
