@@ -68,23 +68,21 @@ func (d *fakeDesk) Read(_ context.Context, keyHash string, q machine.Query) (mac
 }
 
 func (d *fakeDesk) OpenSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool) error {
-	d.mu.Lock()
-	d.opened = append(d.opened, openCall{socket: socket, keyHash: keyHash, cod: cancelOnDisconnect})
-	fn := d.openFn
-	d.mu.Unlock()
-	if fn != nil {
-		return fn(socket, keyHash)
-	}
-	return nil
+	return d.open(openCall{socket: socket, keyHash: keyHash, cod: cancelOnDisconnect})
 }
 
 func (d *fakeDesk) ResumeSocket(_ context.Context, socket uint64, keyHash string, cancelOnDisconnect bool, since uint64) error {
+	return d.open(openCall{socket, keyHash, cancelOnDisconnect, true, since})
+}
+
+// open records an opening socket and answers it through openFn (nil without one).
+func (d *fakeDesk) open(c openCall) error {
 	d.mu.Lock()
-	d.opened = append(d.opened, openCall{socket, keyHash, cancelOnDisconnect, true, since})
+	d.opened = append(d.opened, c)
 	fn := d.openFn
 	d.mu.Unlock()
 	if fn != nil {
-		return fn(socket, keyHash)
+		return fn(c.socket, c.keyHash)
 	}
 	return nil
 }

@@ -17,14 +17,7 @@ import (
 // OpenTicketSocket makes the fake desk a TicketSocketOpener: it records the socket with the
 // ticket's hash in keyHash and answers through openFn as for a key.
 func (d *fakeDesk) OpenTicketSocket(_ context.Context, socket uint64, ticketHash string, cancelOnDisconnect, resume bool, since uint64) error {
-	d.mu.Lock()
-	d.opened = append(d.opened, openCall{socket, ticketHash, cancelOnDisconnect, resume, since})
-	fn := d.openFn
-	d.mu.Unlock()
-	if fn != nil {
-		return fn(socket, ticketHash)
-	}
-	return nil
+	return d.open(openCall{socket, ticketHash, cancelOnDisconnect, resume, since})
 }
 
 // TestStreamTicketEndpoint: POST /maker/stream/ticket hands the desk the hash of a fresh
