@@ -135,12 +135,8 @@ func runFloor(ctx context.Context, conc int, d time.Duration, maxSeq int64, hc *
 			defer wg.Done()
 			invited := []string{"maker-1-abc123", "maker-2-abc123", "maker-3-abc123"}
 			for ctx.Err() == nil && done.Load() < maxSeq {
-				if tickets != nil {
-					select {
-					case <-ctx.Done():
-						return
-					case <-tickets:
-					}
+				if !takeTicket(ctx, tickets) {
+					return
 				}
 				if rec.time(callCreateRFQ, func() error {
 					_, err := c.CreateRFQ(ctx, client.CreateRFQRequest{Direction: client.Sell, Qty: loadQty, Base: "cbtc", Quote: "usdcx",

@@ -315,12 +315,8 @@ func runPhase(ctx context.Context, name string, takers []*taker, makers []*party
 		go func() {
 			defer twg.Done()
 			for ctx.Err() == nil && settled.Load() < maxTrades {
-				if tickets != nil {
-					select {
-					case <-ctx.Done():
-						return
-					case <-tickets:
-					}
+				if !takeTicket(ctx, tickets) {
+					return
 				}
 				if err := t.lifecycle(ctx, rec); err != nil {
 					if ctx.Err() == nil {
@@ -428,6 +424,20 @@ func runFanout(ctx context.Context, tk *party, makers []*party, rounds int) Fano
 	}
 	res.Summary = summarize(samples)
 	return res
+}
+
+// takeTicket waits for the next of pacer's tickets (at once without pacing, tickets nil)
+// and reports false if ctx ended first.
+func takeTicket(ctx context.Context, tickets <-chan struct{}) bool {
+	if tickets == nil {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tickets:
+		return true
+	}
 }
 
 // pacer offers rate tickets per second on the channel it returns (nil when rate is 0: no
