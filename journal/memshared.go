@@ -152,26 +152,9 @@ func (h *MemHandle) Close() error {
 
 // Follow implements Shared.
 func (h *MemHandle) Follow(ctx context.Context, seq uint64, fn func(seq uint64, rec []byte) error) error {
-	seq = max(seq, 1)
-	for {
+	return follow(ctx, seq, fn, h.ReadFrom, func() followState {
 		h.m.mu.Lock()
-		durable, wait := h.m.durable, h.m.advanced
-		h.m.mu.Unlock()
-		if durable >= seq {
-			if err := h.ReadFrom(seq, func(s uint64, rec []byte) error {
-				seq = s + 1
-				return fn(s, rec)
-			}); err != nil {
-				return err
-			}
-			continue
-		}
-		select {
-		case <-wait:
-		case <-h.closed:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		defer h.m.mu.Unlock()
+		return followState{durable: h.m.durable, advanced: h.m.advanced, closed: h.closed}
+	})
 }

@@ -80,13 +80,30 @@ func (l *FileLog) TakeOver(ctx context.Context) (uint64, error) {
 // Follow implements Shared: it reads what is durable, then waits for the writer to make
 // more durable.
 func (l *FileLog) Follow(ctx context.Context, seq uint64, fn func(seq uint64, rec []byte) error) error {
+	return follow(ctx, seq, fn, l.ReadFrom, func() followState {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return followState{durable: l.durable, advanced: l.advanced, stopped: l.closing || l.stopped}
+	})
+}
+
+// followState is what follow needs to know of a log, read under its lock.
+type followState struct {
+	durable  uint64          // the last durable sequence number
+	advanced <-chan struct{} // closed when durable next advances
+	closed   <-chan struct{} // closed when the follower's handle closes (nil: never)
+	stopped  bool            // the log will not advance any more
+}
+
+// follow is Follow over a log's ReadFrom (read) and its state: it reads what is durable
+// from seq on, then waits for more until ctx ends or the log stops or closes (ErrClosed).
+func follow(ctx context.Context, seq uint64, fn func(seq uint64, rec []byte) error,
+	read func(seq uint64, fn func(seq uint64, rec []byte) error) error, state func() followState) error {
 	seq = max(seq, 1)
 	for {
-		l.mu.Lock()
-		durable, wait, stopped := l.durable, l.advanced, l.closing || l.stopped
-		l.mu.Unlock()
-		if durable >= seq {
-			if err := l.ReadFrom(seq, func(s uint64, rec []byte) error {
+		st := state()
+		if st.durable >= seq {
+			if err := read(seq, func(s uint64, rec []byte) error {
 				seq = s + 1
 				return fn(s, rec)
 			}); err != nil {
@@ -94,11 +111,13 @@ func (l *FileLog) Follow(ctx context.Context, seq uint64, fn func(seq uint64, re
 			}
 			continue
 		}
-		if stopped {
+		if st.stopped {
 			return ErrClosed
 		}
 		select {
-		case <-wait:
+		case <-st.advanced:
+		case <-st.closed:
+			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
 		}
