@@ -29,17 +29,25 @@ func allowed(rep machine.Reply, alts []sc) bool {
 	return false
 }
 
+// refused reports whether rep refused the request (an error or a status of 300 or more);
+// a refusal must be one of outcomes or also, or the model fails naming what.
+func (s *step) refused(what string, rep machine.Reply, outcomes []sc, also ...sc) bool {
+	if rep.Err == nil && rep.Status < 300 {
+		return false
+	}
+	if !allowed(rep, also) && !allowed(rep, outcomes) {
+		s.failf("%s is %s", what, replyText(rep))
+	}
+	return true
+}
+
 // lateReply judges the answer to a request that waited.
 func (s *step) lateReply(req *Request, rep machine.Reply) {
 	m := s.m
 	what := fmt.Sprintf("the answer to %s (request %d by %s)", req.Kind, req.Seq, m.hintOf(req.Party))
-	refused := rep.Err != nil || rep.Status >= 300
 	switch req.Kind {
 	case "register.start":
-		if refused {
-			if !allowed(rep, append([]sc{{400, ""}}, ledgerOutcomes...)) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, ledgerOutcomes, sc{400, ""}) {
 			return
 		}
 		d, ok := rep.Body.(machine.RegisterStartDTO)
@@ -60,10 +68,7 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 		}
 		m.st.Regs[d.RegistrationID] = &Registration{PartyID: d.PartyID, Hint: hint, PublicKey: req.PublicKey, Expires: req.At.Add(m.st.Cfg.RegistrationLifetime)}
 	case "register.complete":
-		if refused {
-			if !allowed(rep, append([]sc{{400, ""}, {401, ""}}, ledgerOutcomes...)) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, ledgerOutcomes, sc{400, ""}, sc{401, ""}) {
 			return
 		}
 		reg := m.st.Regs[req.Registration]
@@ -82,11 +87,7 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 		m.st.Hints[p.Hint] = p.ID
 		m.st.Keys[req.NewKeyHash] = p.ID
 	case "quote.submit", "quote.submit.replaced":
-		if refused {
-			alts := ledgerOutcomes
-			if !allowed(rep, alts) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, ledgerOutcomes) {
 			return
 		}
 		if req.Kind == "quote.submit.replaced" {
@@ -100,36 +101,24 @@ func (s *step) lateReply(req *Request, rep machine.Reply) {
 		if r := m.st.RFQs[req.RFQ]; r != nil && r.Accepting == req.Seq {
 			r.Accepting = 0
 		}
-		if refused {
+		if s.refused(what, rep, ledgerOutcomes) {
 			put(&s.undone, req.RFQ, true)
-			if !allowed(rep, ledgerOutcomes) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
 			return
 		}
 		s.tradeAccepted(req, rep)
 	case "withdraw":
 		delete(m.st.Withdraws, req.Party+"|"+req.Symbol)
-		if refused {
-			if !allowed(rep, append([]sc{{400, ""}, {501, ""}}, ledgerOutcomes...)) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, ledgerOutcomes, sc{400, ""}, sc{501, ""}) {
 			return
 		}
 		s.actionsAnswer(what, req, rep, "transfer-out", 1)
 	case "incoming.accept":
-		if refused {
-			if !allowed(rep, append([]sc{{400, ""}}, ledgerOutcomes...)) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, ledgerOutcomes, sc{400, ""}) {
 			return
 		}
 		s.actionsAnswer(what, req, rep, "transfer-accept", 1)
 	case "faucet.draw":
-		if refused {
-			if !allowed(rep, []sc{{501, ""}, {502, ""}, {503, ""}, {503, machine.CodeRetryLater}}) {
-				s.failf("%s is %s", what, replyText(rep))
-			}
+		if s.refused(what, rep, []sc{{501, ""}, {502, ""}, {503, ""}, {503, machine.CodeRetryLater}}) {
 			return
 		}
 		ans, ok := rep.Body.(machine.FaucetAnswer)
