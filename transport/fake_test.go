@@ -163,25 +163,43 @@ type response struct {
 // request sends one HTTP request; key "" sends no X-API-Key; contentType "" sends none.
 func request(t *testing.T, ts *httptest.Server, method, path, body, key, contentType string) response {
 	t.Helper()
+	return requestWith(t, method, ts.URL+path, body, http.Header{"X-API-Key": orNone(key), "Content-Type": orNone(contentType)})
+}
+
+// orNone is a header's values: v, or none when v is "".
+func orNone(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
+}
+
+// requestWith sends one HTTP request with body ("" for none) and every value of the
+// headers given, and returns the answer, its body read (a 101's body, the socket, is left
+// unread).
+func requestWith(t *testing.T, method, url, body string, headers http.Header) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, ts.URL+path, rd)
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
+	for k, vs := range headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := ts.Client().Do(req)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		return response{status: res.StatusCode, header: res.Header}
+	}
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)

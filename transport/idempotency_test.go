@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,30 +14,7 @@ import (
 // keyedRequest sends one request with the given Idempotency-Key headers.
 func keyedRequest(t *testing.T, url, method, path, body, apiKey string, idemKeys ...string) response {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if apiKey != "" {
-		req.Header.Set("X-API-Key", apiKey)
-	}
-	for _, k := range idemKeys {
-		req.Header.Add(HeaderIdempotencyKey, k)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+	return requestWith(t, method, url+path, body, http.Header{"X-API-Key": orNone(apiKey), HeaderIdempotencyKey: idemKeys})
 }
 
 // TestIdempotencyKeyReachesTheDesk: a write with an Idempotency-Key reaches the desk

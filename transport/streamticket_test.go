@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,28 +130,6 @@ func TestStreamTicketUpgradeRefusals(t *testing.T) {
 // (refusals come before the handshake); key and origin "" send no header.
 func upgradeRequest(t *testing.T, ts *httptest.Server, path, key, origin string) response {
 	t.Helper()
-	req, err := http.NewRequest("GET", ts.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
-	if origin != "" {
-		req.Header.Set("Origin", origin)
-	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "websocket")
-	req.Header.Set("Sec-WebSocket-Version", "13")
-	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-	res, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode == http.StatusSwitchingProtocols {
-		return response{status: res.StatusCode, header: res.Header} // the body is the socket
-	}
-	b, _ := io.ReadAll(res.Body)
-	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+	return requestWith(t, "GET", ts.URL+path, "", http.Header{"X-API-Key": orNone(key), "Origin": orNone(origin), "Connection": {"Upgrade"},
+		"Upgrade": {"websocket"}, "Sec-WebSocket-Version": {"13"}, "Sec-WebSocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}})
 }
