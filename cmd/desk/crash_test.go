@@ -50,6 +50,14 @@ func startProcess(t *testing.T, bin, dir, cfg string) *process {
 		"-checkpoint-every", "50"), true)
 }
 
+// killedAtEnd starts a desk process as startProcess and kills it when the test ends.
+func killedAtEnd(t *testing.T, bin, dir, cfg string) *process {
+	t.Helper()
+	p := startProcess(t, bin, dir, cfg)
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	return p
+}
+
 // launch starts cmd, a desk binary, and waits until its log says it serves; with echo
 // (for a desk the test stops itself) its log goes to the test's with -v. A desk that does
 // not serve within 15 seconds is killed and fails the test.

@@ -97,8 +97,7 @@ func TestProtectionSurvivesSIGKILL(t *testing.T) {
 		t.Skip("builds and kills the desk process")
 	}
 	bin, cfg, data := deskFixture(t)
-	p := startProcess(t, bin, data, cfg)
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p := killedAtEnd(t, bin, data, cfg)
 	m := registered(t, p.base, "Frozen Across Restarts")
 	fundAll(t, m, 2)
 	taker := houseAt(t, p.base)

@@ -120,8 +120,7 @@ func TestStreamResumeAcrossSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	p := startProcess(t, bin, data, cfg)
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p := killedAtEnd(t, bin, data, cfg)
 	m := registered(t, p.base, "Resumer")
 	taker := houseAt(t, p.base)
 	live := openRaw(t, p.base, m.APIKey(), "")
@@ -183,8 +182,7 @@ func TestStreamResumeAcrossSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = p.cmd.Wait()
-	p = startProcess(t, bin, data, cfg)
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p = killedAtEnd(t, bin, data, cfg)
 
 	got := openRaw(t, p.base, m.APIKey(), "since=3").until(t, "stream.resumed")
 	if len(got) != 4 {

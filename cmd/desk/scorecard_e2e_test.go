@@ -20,8 +20,7 @@ func TestScorecardOverTheWire(t *testing.T) {
 		t.Skip("builds the desk and kills its process")
 	}
 	bin, cfg, data := deskFixture(t)
-	p := startProcess(t, bin, data, cfg)
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	p := killedAtEnd(t, bin, data, cfg)
 	d := &liveDesk{base: p.base}
 	a, b, taker := maker(t, d, "Score Alpha", true), maker(t, d, "Score Beta", true), house(t, d)
 	sa, sb := subscribe(t, a), subscribe(t, b)
