@@ -56,6 +56,9 @@ type Options struct {
 	// CORSOrigins opens CORS to these origins (cors.go); empty (the default) sends no CORS
 	// header. Each must pass ValidateCORSOrigin.
 	CORSOrigins []string
+	// Console, if set, serves the browser console at GET "/" and "/console/*file"
+	// (console.go); nil leaves those paths 404.
+	Console http.Handler
 }
 
 // Defaults of Options.
@@ -330,6 +333,9 @@ func (s *Server) buildRouter() *httprouter.Router {
 	rt.PanicHandler = s.recovered
 	for _, rte := range s.routes() {
 		rt.Handle(rte.method, rte.path, s.wrap(rte))
+	}
+	if s.opts.Console != nil {
+		s.consoleRoutes(rt)
 	}
 	return rt
 }

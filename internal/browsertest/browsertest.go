@@ -1,0 +1,158 @@
+// Package browsertest runs a headless Chromium for the console's tests through chromedp:
+// it finds the browser (skipping the test with a clear message when there is none, unless
+// RFQDESK_REQUIRE_BROWSER=1, which makes that a failure), opens isolated browser contexts
+// (each its own storage, like a separate person), records every console error and
+// uncaught exception of a page, and saves screenshots. It installs nothing: `make
+// e2e-browser` installs Debian's chromium package when it is missing.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Candidates are the executables tried, in order, after $RFQDESK_CHROMIUM.
+var candidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// findBrowser returns the path of a Chromium, or "".
+func findBrowser() string {
+	if p := os.Getenv("RFQDESK_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, c := range candidates {
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Browser is one headless Chromium process for a test.
+type Browser struct {
+	t     testing.TB
+	root  context.Context // the first tab's context: it owns the process
+	shots string
+	mu    sync.Mutex
+	n     int // screenshots taken, for their file names
+}
+
+// Start launches a headless Chromium that lives until the end of the test. It skips the
+// test when no Chromium is installed, or fails it when RFQDESK_REQUIRE_BROWSER=1.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	path := findBrowser()
+	if path == "" {
+		msg := "no Chromium found (tried $RFQDESK_CHROMIUM, " + strings.Join(candidates, ", ") +
+			"): install Debian's chromium package, or run `make e2e-browser`, which does"
+		if os.Getenv("RFQDESK_REQUIRE_BROWSER") == "1" {
+			t.Fatal(msg + " (RFQDESK_REQUIRE_BROWSER=1)")
+		}
+		t.Skip(msg)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // containers and CI run as root, where Chromium refuses its sandbox
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	root, cancelRoot := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancelRoot(); cancelAlloc() })
+	if err := chromedp.Do(root); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	shots := os.Getenv("RFQDESK_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else {
+		shots = filepath.Join(shots, strings.ReplaceAll(t.Name(), "/", "_"))
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Browser{t: t, root: root, shots: shots}
+}
+
+// Page is a tab in its own browser context, with its console recorded.
+type Page struct {
+	// Ctx is the chromedp context of the tab.
+	Ctx  context.Context
+	name string
+	mu   sync.Mutex
+	errs []string
+}
+
+// NewPage opens a tab in a fresh browser context (separate cookies and storage). name
+// labels its screenshots and errors.
+func (b *Browser) NewPage(name string) *Page {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.root, chromedp.WithNewBrowserContext())
+	b.t.Cleanup(cancel)
+	p := &Page{Ctx: ctx, name: name}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				p.mu.Lock()
+				p.errs = append(p.errs, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// ConsoleErrors returns the console errors and uncaught exceptions seen so far.
+func (p *Page) ConsoleErrors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.errs...)
+}
+
+// Run runs the steps on the page within timeout, failing the test with what and the
+// page's console errors on an error.
+func (p *Page) Run(t testing.TB, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.Ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %s: %v (console errors: %q)", p.name, what, err, p.ConsoleErrors())
+	}
+}
+
+// Screenshot saves a full-page PNG of p as NN-<page>-<step>.png in the screenshot
+// directory ($RFQDESK_SCREENSHOTS/<test>, or a temporary one) and returns its path.
+func (b *Browser) Screenshot(p *Page, step string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(p.Ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("%s: screenshot %s: %v", p.name, step, err)
+	}
+	b.mu.Lock()
+	b.n++
+	name := fmt.Sprintf("%02d-%s-%s.png", b.n, p.name, step)
+	b.mu.Unlock()
+	path := filepath.Join(b.shots, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot %s", path)
+	return path
+}
+
+// Dir is the directory screenshots are saved in.
+func (b *Browser) Dir() string { return b.shots }
