@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -86,6 +87,7 @@ func Start(t testing.TB) *Browser {
 type Page struct {
 	// Ctx is the chromedp context of the tab.
 	Ctx  context.Context
+	b    *Browser
 	name string
 	mu   sync.Mutex
 	errs []string
@@ -97,7 +99,7 @@ func (b *Browser) NewPage(name string) *Page {
 	b.t.Helper()
 	ctx, cancel := chromedp.NewContext(b.root, chromedp.WithNewBrowserContext())
 	b.t.Cleanup(cancel)
-	p := &Page{Ctx: ctx, name: name}
+	p := &Page{Ctx: ctx, b: b, name: name}
 	msgs := chromedp.Console(ctx)
 	go func() {
 		for m, err := range msgs {
@@ -122,12 +124,13 @@ func (p *Page) ConsoleErrors() []string {
 }
 
 // Run runs the steps on the page within timeout, failing the test with what and the
-// page's console errors on an error.
+// page's console errors on an error (after a screenshot, "failed-<what>").
 func (p *Page) Run(t testing.TB, what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(p.Ctx, timeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
+		p.b.Screenshot(p, "failed-"+strings.ReplaceAll(what, " ", "-"))
 		t.Fatalf("%s: %s: %v (console errors: %q)", p.name, what, err, p.ConsoleErrors())
 	}
 }
@@ -156,3 +159,16 @@ func (b *Browser) Screenshot(p *Page, step string) string {
 
 // Dir is the directory screenshots are saved in.
 func (b *Browser) Dir() string { return b.shots }
+
+// AllowDownloads saves the page's downloads in dir under their own names.
+func (p *Page) AllowDownloads(t testing.TB, dir string) {
+	t.Helper()
+	_, err := chromedp.CallBrowser(p.Ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior:         browser.SetDownloadBehaviorBehaviorAllow,
+		BrowserContextID: chromedp.FromContext(p.Ctx).BrowserContextID,
+		DownloadPath:     dir,
+	})
+	if err != nil {
+		t.Fatalf("%s: allow downloads: %v", p.name, err)
+	}
+}

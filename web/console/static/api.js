@@ -91,7 +91,7 @@ export class Desk {
   instruments() { return this.call("GET", "/instruments"); }
   balances() { return this.call("GET", "/balances"); }
   faucet() { return this.call("POST", "/faucet"); }
-  incoming() { return this.call("GET", "/wallet/incoming"); }
+  async incoming() { return (await this.call("GET", "/wallet/incoming")).transfers; }
   acceptIncoming(cid) { return this.call("POST", `/wallet/incoming/${encodeURIComponent(cid)}/accept`); }
   pending() { return this.call("GET", "/tx/pending"); }
   execute(signatures) { return this.call("POST", "/tx/execute", { signatures }); }

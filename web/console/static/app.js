@@ -13,6 +13,7 @@ let socket = null;
 let socketWanted = false;
 let backoff = 1000;
 let refreshTimer = 0;
+let awaiting = ""; // the trade this page accepted and waits to see settled
 const MAX_EVENTS = 30;
 
 /** Builds an element: h("td", {class: "x"}, "text", child…). Text is never parsed as HTML. */
@@ -34,6 +35,7 @@ function h(tag, attrs = {}, ...children) {
 function showError(e) {
   const text = e instanceof DeskError ? e.explain() : String((e && e.message) || e);
   const b = $("banner");
+  notice("");
   b.replaceChildren(h("span", {}, text), h("button", { type: "button", class: "link", "aria-label": "Dismiss the message", onclick: () => (b.hidden = true) }, "×"));
   b.hidden = false;
 }
@@ -97,13 +99,13 @@ async function adopt(id) {
 
 async function backup() {
   const pass = $("backup-pass").value;
+  $("backup-pass").value = "";
   notice("Encrypting the backup…");
   const text = await keys.exportBackup(me, pass);
   const a = h("a", { href: URL.createObjectURL(new Blob([text], { type: "application/json" })), download: `rfqdesk-${me.hint}.backup.json` });
   document.body.append(a);
   a.click();
   setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-  $("backup-pass").value = "";
   notice("Backup downloaded. Keep the file and the passphrase apart.");
 }
 
@@ -111,9 +113,10 @@ async function restore() {
   const f = $("restore-file").files[0];
   if (!f) throw new Error("Choose a backup file first");
   if (f.size > 64 * 1024) throw new Error("This file is too large to be a console backup");
+  const pass = $("restore-pass").value;
+  $("restore-pass").value = ""; // a secret: not left in the page, whatever happens
   notice("Opening the backup…");
-  const id = await keys.importBackup(await f.text(), $("restore-pass").value);
-  $("restore-pass").value = "";
+  const id = await keys.importBackup(await f.text(), pass);
   await adopt(id);
   notice(`Restored ${id.hint}.`);
 }
@@ -197,6 +200,7 @@ async function sendRFQ() {
 async function acceptQuote(q) {
   const tr = await desk.accept(q.quoteId);
   if (tr.actions && tr.actions.length) await signAndExecute(tr.actions);
+  awaiting = tr.tradeId;
   notice(`Trade ${short(tr.tradeId)} is settling…`);
   await refresh();
 }
@@ -255,6 +259,9 @@ async function connect() {
       return;
     }
     logEvent(ev);
+    if (ev.type === "trade.failed" && ev.payload) {
+      showError(new Error(`Trade ${short(ev.payload.tradeId)} failed: ${ev.payload.reason}`));
+    }
     scheduleRefresh();
   };
   ws.onclose = (c) => {
@@ -312,6 +319,11 @@ async function refresh() {
   renderInstruments(instruments);
   renderMyRFQs(mine);
   renderTrades($("trades"), trades);
+  const done = awaiting && trades.find((t) => t.tradeId === awaiting && t.status === "settled");
+  if (done) {
+    awaiting = "";
+    notice(`Trade ${short(done.tradeId)} settled: ledger update ${done.ledger.updateId}, ${(done.ledger.receiptCids || []).length} receipt(s).`);
+  }
   renderHistory(hist);
   renderIncoming(incoming);
   renderPending(pending.actions);
