@@ -56,7 +56,7 @@ type Options struct {
 	// CORSOrigins opens CORS to these origins (cors.go); empty (the default) sends no CORS
 	// header. Each must pass ValidateCORSOrigin.
 	CORSOrigins []string
-	// Console, if set, serves the browser console at GET "/" and "/console/*file"
+	// Console, if set, serves the browser console to GET and HEAD of "/" and "/console/…"
 	// (console.go); nil leaves those paths 404.
 	Console http.Handler
 }
@@ -250,6 +250,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Log(r.Context(), level, "request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
 	}()
+	if s.console(sw, r) {
+		return
+	}
 	if s.cors.handle(sw, r, s.router) {
 		return
 	}
@@ -333,9 +336,6 @@ func (s *Server) buildRouter() *httprouter.Router {
 	rt.PanicHandler = s.recovered
 	for _, rte := range s.routes() {
 		rt.Handle(rte.method, rte.path, s.wrap(rte))
-	}
-	if s.opts.Console != nil {
-		s.consoleRoutes(rt)
 	}
 	return rt
 }
