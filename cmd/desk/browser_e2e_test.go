@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/deskco/rfqdesk/internal/browsertest"
 )
 
@@ -103,7 +104,7 @@ func checkPhoneWidth(t *testing.T, b *browsertest.Browser, p *browsertest.Page) 
 
 // restoreBackup downloads the taker's encrypted backup, restores it in a fresh browser
 // context (a wrong passphrase first, refused) and sees the same party and balances.
-func restoreBackup(t *testing.T, b *browsertest.Browser, taker *browsertest.Page, base string, cbtc *big.Rat) {
+func restoreBackup(t *testing.T, b *browsertest.Browser, taker *browsertest.Page, base string, cbtc *big.Rat) *browsertest.Page {
 	t.Helper()
 	dir := t.TempDir()
 	taker.AllowDownloads(t, dir)
@@ -149,6 +150,7 @@ func restoreBackup(t *testing.T, b *browsertest.Browser, taker *browsertest.Page
 	if errs := restored.ConsoleErrors(); len(errs) > 0 {
 		t.Errorf("restored page: console errors %q", errs)
 	}
+	return restored
 }
 
 // TestConsoleInBrowser: a taker registers in the console, draws the faucet, asks the house
@@ -172,12 +174,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	drawFaucet(t, taker)
 	cbtc0, usdcx0 := balance(t, taker, "cbtc"), balance(t, taker, "usdcx")
 	b.Screenshot(taker, "funded")
-	taker.Run(t, "send an RFQ to the house maker", step,
+	taker.AllowNetworkError("/rfq") // the refusal provoked next
+	taker.Run(t, "send an RFQ too small for the desk", step,
 		chromedp.Click(chromedp.CSS(`#rfq-makers input[value="house-maker"]`)),
 		chromedp.SetValue(chromedp.ID("rfq-side"), "SELL"),
-		chromedp.SendKeys(chromedp.ID("rfq-qty"), "0.01"),
+		chromedp.SendKeys(chromedp.ID("rfq-qty"), "0.00000001"),
 		chromedp.SetValue(chromedp.ID("rfq-base"), "cbtc"),
 		chromedp.SetValue(chromedp.ID("rfq-quote"), "usdcx"),
+		chromedp.Click(chromedp.ID("send-rfq")),
+		chromedp.Poll[chromedp.Void](`!document.getElementById("banner").hidden`),
+	)
+	b.Screenshot(taker, "refused")
+	if msg := str(t, taker, `document.getElementById("banner").textContent`); !strings.Contains(msg, "too small") || !strings.Contains(msg, "(HTTP 4") {
+		t.Errorf("the refusal shows %q, want the person's terms with the HTTP status and code", msg)
+	}
+	taker.Run(t, "send an RFQ to the house maker", step,
+		chromedp.SendKeys(chromedp.ID("rfq-qty"), kb.End+strings.Repeat(kb.Backspace, len("0.00000001"))), // erase it
+		chromedp.SendKeys(chromedp.ID("rfq-qty"), "0.01"),
 		chromedp.Click(chromedp.ID("send-rfq")),
 		chromedp.WaitVisible(chromedp.CSS(`#my-rfqs tr.quote button`)),
 	)
@@ -201,7 +214,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("notice after settlement: %q", n)
 	}
 	price := str(t, taker, `document.querySelector('#trades tr.trade td.num').textContent.split(" ")[0]`)
-	restoreBackup(t, b, taker, desk.base, cbtc1)
+	restored := restoreBackup(t, b, taker, desk.base, cbtc1)
 
 	// The maker, in a second browser context: register, fund, see the taker's RFQ, quote,
 	// sign the allocation in one click, and see the trade.
@@ -237,6 +250,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 	b.Screenshot(maker, "traded")
 	b.Screenshot(taker, "traded")
+	taker.Run(t, "ask the browser maker again", step,
+		chromedp.Click(chromedp.ID("send-rfq")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#my-rfqs article").length === 3`),
+	)
+	maker.Run(t, "quote, sign, then delete the quote", step,
+		chromedp.WaitVisible(chromedp.CSS(`#incoming-rfqs input[data-rfq]`)),
+		chromedp.SendKeys(chromedp.CSS(`#incoming-rfqs input[data-rfq]`), price),
+		chromedp.Click(chromedp.CSS(`#incoming-rfqs article:has(input[data-rfq]) button`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("pending-count").textContent !== "0"`),
+		chromedp.Click(chromedp.ID("sign-all")),
+		chromedp.WaitVisible(chromedp.CSS(`#incoming-rfqs article:has(input[data-rfq]) .myquote button`)),
+		chromedp.Click(chromedp.CSS(`#incoming-rfqs article:has(input[data-rfq]) .myquote button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#incoming-rfqs article:has(input[data-rfq]) .myquote[data-status="revoked"]`)),
+	)
+	b.Screenshot(maker, "deleted")
 	if out := os.Getenv("RFQDESK_DOCS_SCREENSHOT"); out != "" { // README's picture: docs/console.png
 		png, err := chromedp.Run(taker.Ctx, chromedp.ScreenshotScale(chromedp.CSS("body"), 0.6))
 		if err != nil || os.WriteFile(out, png, 0o644) != nil {
@@ -254,4 +282,17 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Errorf("console errors: %q", errs)
 		}
 	}
+
+	// Key recovery: the restored page proves the party key (challenge, signature, rotate)
+	// and keeps working with its new API key; the taker's page, on the old key, is told.
+	restored.Run(t, "get a new API key", step,
+		chromedp.Click(chromedp.ID("recover")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("notice").textContent.startsWith("A new API key is in use")`),
+		chromedp.Click(chromedp.ID("refresh")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("banner").hidden && document.querySelectorAll("#trades tr.trade").length === 2`),
+	)
+	taker.Run(t, "see the old key refused", step,
+		chromedp.Poll[chromedp.Void](`!document.getElementById("banner").hidden && document.getElementById("banner").textContent.includes("HTTP 401")`),
+	)
+	b.Screenshot(taker, "key-rotated-away")
 }

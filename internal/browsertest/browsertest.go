@@ -91,6 +91,31 @@ type Page struct {
 	name string
 	mu   sync.Mutex
 	errs []string
+	// allowed are URL suffixes whose network errors (a refused call the test provokes) are
+	// not recorded.
+	allowed []string
+}
+
+// AllowNetworkError stops recording the browser's network errors (a 4xx or 5xx answer) of
+// URLs ending with suffix: a refusal the test provokes on purpose. Calls of the console API
+// and exceptions are always recorded.
+func (p *Page) AllowNetworkError(suffix string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allowed = append(p.allowed, suffix)
+}
+
+func (p *Page) record(m chromedp.ConsoleMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.Source == "network" {
+		for _, a := range p.allowed {
+			if strings.HasSuffix(m.URL, a) {
+				return
+			}
+		}
+	}
+	p.errs = append(p.errs, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
 }
 
 // NewPage opens a tab in a fresh browser context (separate cookies and storage). name
@@ -107,9 +132,7 @@ func (b *Browser) NewPage(name string) *Page {
 				return
 			}
 			if m.Type == chromedp.ConsoleError || m.IsException() {
-				p.mu.Lock()
-				p.errs = append(p.errs, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
-				p.mu.Unlock()
+				p.record(m)
 			}
 		}
 	}()

@@ -439,7 +439,7 @@ function renderIncoming(rfqs) {
     if (q) {
       const del = h("button", { type: "button", class: "secondary", "aria-label": `Delete my quote on RFQ ${r.rfqId}` }, "Delete quote");
       del.addEventListener("click", action(del, async () => { await desk.deleteQuote(q.quoteId); await refresh(); }));
-      mine = h("p", { class: "myquote", "data-status": q.status }, `My quote: ${q.price} — ${q.settling ? "settling" : q.status}${q.anchorCids && q.anchorCids.length ? " (anchored)" : ""} `, q.status === "pending" && !q.settling ? del : "");
+      mine = h("p", { class: "myquote", "data-status": q.status }, `My quote: ${q.price} — ${q.settling ? "settling" : q.status}${q.status === "pending" && q.anchorCids && q.anchorCids.length ? " (anchored)" : ""} `, q.status === "pending" && !q.settling ? del : "");
     }
     return h("article", { class: "card", "data-incoming": r.rfqId },
       h("h4", {}, `${r.taker.split("::")[0]} wants to ${r.direction === "SELL" ? "sell" : "buy"} ${r.qty} ${r.base.toUpperCase()} for ${r.quote.toUpperCase()}`, " ", h("small", {}, `${r.open ? "open" : "closed"} until ${when(r.deadline)}`)),
