@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +170,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The taker: register, fund, ask the house maker, accept, settled.
 	taker := consolePage(t, b, desk.base, "taker")
 	b.Screenshot(taker, "open")
+	// What the first load transferred, as the browser counts it (headers and gzip bodies).
+	loaded := str(t, taker, `String([...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")]
+		.reduce((sum, e) => sum + e.transferSize, 0))`)
+	if n, err := strconv.Atoi(loaded); err != nil || n <= 0 || n >= 300<<10 {
+		t.Errorf("a load of the console transferred %s bytes, want under 300 KB", loaded)
+	} else {
+		t.Logf("a load of the console transferred %d bytes", n)
+	}
 	takerHint := register(t, taker, "Browser Taker")
 	b.Screenshot(taker, "registered")
 	drawFaucet(t, taker)
@@ -277,6 +286,9 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	for _, p := range []*browsertest.Page{taker, maker} {
 		checkAccessible(t, p)
+		if u := p.UnnamedControls(t); len(u) > 0 {
+			t.Errorf("controls without an accessible name in Chromium's accessibility tree: %v", u)
+		}
 		checkPhoneWidth(t, b, p)
 		if errs := p.ConsoleErrors(); len(errs) > 0 {
 			t.Errorf("console errors: %q", errs)

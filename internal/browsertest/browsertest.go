@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
@@ -194,4 +195,45 @@ func (p *Page) AllowDownloads(t testing.TB, dir string) {
 	if err != nil {
 		t.Fatalf("%s: allow downloads: %v", p.name, err)
 	}
+}
+
+// controlRoles are the accessibility roles of the controls a person operates.
+var controlRoles = map[string]bool{
+	"button": true, "textbox": true, "combobox": true, "checkbox": true, "radio": true,
+	"spinbutton": true, "slider": true, "searchbox": true, "listbox": true, "link": true,
+}
+
+// UnnamedControls returns the controls of the page's accessibility tree, as Chromium
+// computes it (hidden ones are not in it), that have no accessible name: "role (DOM node id)".
+func (p *Page) UnnamedControls(t testing.TB) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.Ctx, 20*time.Second)
+	defer cancel()
+	tree, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	if err != nil {
+		t.Fatalf("%s: accessibility tree: %v", p.name, err)
+	}
+	var out []string
+	controls := 0
+	for _, n := range tree.Nodes {
+		if n.Ignored || n.Role == nil {
+			continue
+		}
+		role := strings.Trim(string(n.Role.Value), `"`)
+		if !controlRoles[role] {
+			continue
+		}
+		controls++
+		name := ""
+		if n.Name != nil {
+			name = strings.TrimSpace(strings.Trim(string(n.Name.Value), `"`))
+		}
+		if name == "" {
+			out = append(out, fmt.Sprintf("%s (DOM node %d)", role, n.BackendDOMNodeID))
+		}
+	}
+	if controls == 0 {
+		t.Fatalf("%s: the accessibility tree has no control at all", p.name)
+	}
+	return out
 }
