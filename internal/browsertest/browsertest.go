@@ -22,7 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Candidates are the executables tried, in order, after $RFQDESK_CHROMIUM.
+// candidates are the executables tried, in order, after $RFQDESK_CHROMIUM.
 var candidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // findBrowser returns the path of a Chromium, or "".

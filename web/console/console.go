@@ -3,10 +3,17 @@
 // and "/console/…". It fetches nothing from elsewhere at run time: the page talks only to
 // the desk's own API and stream, with the key it makes and keeps in the browser.
 //
-// Every answer carries a strict Content-Security-Policy (scripts, styles, images and
-// connections from the desk's own origin only, no inline script, no framing),
-// X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer and Cache-Control: no-cache
-// (the files change with the binary; an ETag lets the browser revalidate cheaply).
+// Every answer, a miss included, carries a strict Content-Security-Policy (scripts, styles,
+// images and connections from the desk's own origin only, no inline script, no framing),
+// X-Content-Type-Options: nosniff, X-Frame-Options: DENY and Referrer-Policy: no-referrer.
+// A file is served with Cache-Control: no-cache and an ETag (the files change with the
+// binary; the browser revalidates cheaply), gzip-compressed when the browser accepts it.
+//
+// What the page keeps, and where: one record in the browser's IndexedDB (store.js) with the
+// party id, hint, API key and the Ed25519 key pair as WebCrypto key objects. The private key
+// is extractable only so that the page can seal it into the encrypted backup file
+// (keys.js); it is never sent anywhere. Nothing else is stored: balances, RFQs and trades
+// are read from the desk each time.
 package console
 
 import (
