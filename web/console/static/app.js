@@ -55,7 +55,8 @@ function action(btn, fn) {
     } catch (e) {
       showError(e);
     } finally {
-      btn.disabled = false;
+      // "Sign all" stays off while nothing waits for a signature.
+      btn.disabled = btn.id === "sign-all" && $("pending-count").textContent === "0";
     }
   };
 }
@@ -341,6 +342,29 @@ function unchanged(el, data) {
   return false;
 }
 
+/**
+ * Renders items into box as one element each, keyed: an element whose item (as shape gives
+ * it) is unchanged is kept as it is, in place, with its focus and what is typed in it; a
+ * changed or new one is built; a gone one is removed.
+ */
+function keyed(box, items, key, shape, build) {
+  const old = new Map();
+  for (const c of box.children) if (c.dataset.key) old.set(c.dataset.key, c);
+  const next = items.map((it) => {
+    const k = key(it);
+    const prev = old.get(k);
+    if (prev && unchanged(prev, shape(it))) return prev;
+    const el = build(it);
+    el.dataset.key = k;
+    unchanged(el, shape(it));
+    return el;
+  });
+  next.forEach((el, i) => {
+    if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null);
+  });
+  while (box.children.length > next.length) box.lastChild.remove();
+}
+
 function table(headers, rows, empty) {
   if (!rows.length) return h("p", { class: "empty" }, empty);
   return h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, headers.map((x) => h("th", { scope: "col" }, x)))), h("tbody", {}, rows)));
@@ -389,7 +413,7 @@ function renderMyRFQs(rfqs) {
     box.replaceChildren(h("p", { class: "empty" }, "No open RFQ."));
     return;
   }
-  box.replaceChildren(...rfqs.map((r) => {
+  keyed(box, rfqs, (r) => r.rfqId, (r) => r, (r) => {
     const quotes = (r.quotes || []).map((q) => {
       const btn = h("button", { type: "button", "aria-label": `Accept the quote of ${q.maker} at ${q.price}` }, "Accept");
       btn.addEventListener("click", action(btn, () => acceptQuote(q)));
@@ -397,12 +421,12 @@ function renderMyRFQs(rfqs) {
       return h("tr", { class: "quote" }, h("td", {}, q.maker), h("td", { class: "num" }, q.price), h("td", {}, q.settling ? "settling" : q.status), h("td", {}, when(q.validUntil)), h("td", {}, live ? btn : ""));
     });
     const cancel = h("button", { type: "button", class: "secondary", "aria-label": `Cancel RFQ ${r.rfqId}` }, "Cancel RFQ");
-    cancel.addEventListener("click", action(cancel, async () => { await desk.cancelRFQ(r.rfqId); await refresh(); }));
+    cancel.addEventListener("click", action(cancel, async () => { await desk.cancelRFQ(r.rfqId); notice(`RFQ ${short(r.rfqId)} cancelled.`); await refresh(); }));
     return h("article", { class: "card", "data-rfq": r.rfqId },
       h("h4", {}, `${r.direction} ${r.qty} ${r.base.toUpperCase()} for ${r.quote.toUpperCase()}`, " ", h("small", {}, `${r.open ? "open" : "closed"} until ${when(r.deadline)}`)),
       table(["Maker", "Price", "Status", "Valid until", ""], quotes, "Waiting for quotes…"),
       r.open ? cancel : "");
-  }));
+  });
 }
 
 function renderTrades(el, trades) {
@@ -426,26 +450,34 @@ function renderIncoming(rfqs) {
     box.replaceChildren(h("p", { class: "empty" }, "No RFQ for you right now."));
     return;
   }
-  // Keep what the person is typing across refreshes.
+  // Keep what the person is typing when an RFQ's card must be rebuilt.
   const typed = {};
   for (const i of box.querySelectorAll("input[data-rfq]")) typed[i.dataset.rfq] = i.value;
-  box.replaceChildren(...open.map((r) => {
+  // A card is rebuilt only when its RFQ changes; the quote's line changes in place, so the
+  // price field and the buttons stay put while the quote is signed and anchored.
+  keyed(box, open, (r) => r.rfqId, (r) => ({ ...r, myQuote: null }), (r) => {
     const id = `price-${r.rfqId}`;
     const input = h("input", { id, "data-rfq": r.rfqId, inputmode: "decimal", autocomplete: "off", placeholder: "price", value: typed[r.rfqId] || "" });
     const btn = h("button", { type: "button" }, "Quote");
     btn.addEventListener("click", action(btn, () => quote(r, input)));
-    const q = r.myQuote;
-    let mine = "";
-    if (q) {
-      const del = h("button", { type: "button", class: "secondary", "aria-label": `Delete my quote on RFQ ${r.rfqId}` }, "Delete quote");
-      del.addEventListener("click", action(del, async () => { await desk.deleteQuote(q.quoteId); await refresh(); }));
-      mine = h("p", { class: "myquote", "data-status": q.status }, `My quote: ${q.price} — ${q.settling ? "settling" : q.status}${q.status === "pending" && q.anchorCids && q.anchorCids.length ? " (anchored)" : ""} `, q.status === "pending" && !q.settling ? del : "");
-    }
     return h("article", { class: "card", "data-incoming": r.rfqId },
       h("h4", {}, `${r.taker.split("::")[0]} wants to ${r.direction === "SELL" ? "sell" : "buy"} ${r.qty} ${r.base.toUpperCase()} for ${r.quote.toUpperCase()}`, " ", h("small", {}, `${r.open ? "open" : "closed"} until ${when(r.deadline)}`)),
       r.open ? h("div", { class: "row" }, h("label", { for: id }, `Price (${r.quote.toUpperCase()} per ${r.base.toUpperCase()})`), input, btn) : "",
-      mine);
-  }));
+      h("div", { class: "myquote-slot" }));
+  });
+  for (const card of box.children) {
+    const r = open.find((x) => x.rfqId === card.dataset.key);
+    const slot = card.querySelector(".myquote-slot");
+    if (!r || !slot || unchanged(slot, r.myQuote || null)) continue;
+    const q = r.myQuote;
+    if (!q) {
+      slot.replaceChildren();
+      continue;
+    }
+    const del = h("button", { type: "button", class: "secondary", "aria-label": `Delete my quote on RFQ ${r.rfqId}` }, "Delete quote");
+    del.addEventListener("click", action(del, async () => { await desk.deleteQuote(q.quoteId); notice(`Quote ${short(q.quoteId)} deleted.`); await refresh(); }));
+    slot.replaceChildren(h("p", { class: "myquote", "data-status": q.status }, `My quote: ${q.price} — ${q.settling ? "settling" : q.status}${q.status === "pending" && q.anchorCids && q.anchorCids.length ? " (anchored)" : ""} `, q.status === "pending" && !q.settling ? del : ""));
+  }
 }
 
 function renderPending(actions) {
