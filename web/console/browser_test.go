@@ -204,3 +204,30 @@ func TestBackupRoundTrip(t *testing.T) {
 		t.Fatalf("console errors: %q", errs)
 	}
 }
+
+// TestErrorsInThePersonsTerms: a refusal reads as a sentence, then the desk's message, then
+// the HTTP status and code; an unknown code falls back on the status; no answer at all says
+// the desk cannot be reached.
+func TestErrorsInThePersonsTerms(t *testing.T) {
+	p := keysPage(t)
+	js := `(async () => { const { DeskError } = await import("/console/api.js");
+		return [new DeskError(409, "INSUFFICIENT_FUNDS", "needs 10 usdcx", "POST", "/rfq").explain(),
+			new DeskError(404, "", "no such quote", "POST", "/quote/q/accept").explain(),
+			new DeskError(422, "SOMETHING_NEW", "x", "POST", "/rfq").explain(),
+			new DeskError(0, "", "Failed to fetch", "GET", "/balances").explain()]; })()`
+	got, err := chromedp.Run(p.Ctx, chromedp.Evaluate[[]string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Not enough funds for this: needs 10 usdcx (HTTP 409 INSUFFICIENT_FUNDS)",
+		"Not found (it may have expired or been withdrawn): no such quote (HTTP 404)",
+		"The desk could not process this: x (HTTP 422 SOMETHING_NEW)",
+		"The desk cannot be reached: Failed to fetch (no answer)",
+	}
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Fatalf("explained %q, want %q", got, want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ export class DeskError extends Error {
   /** What happened, in the person's terms, then the status and code. */
   explain() {
     const plain = EXPLAIN[this.code] || BY_STATUS[this.status] || "The desk refused this";
-    const tech = `HTTP ${this.status}${this.code ? " " + this.code : ""}`;
+    const tech = this.status ? `HTTP ${this.status}${this.code ? " " + this.code : ""}` : "no answer";
     return `${plain}: ${this.message} (${tech})`;
   }
 }
@@ -25,7 +25,8 @@ const EXPLAIN = {
   BELOW_MIN_NOTIONAL: "This trade is too small for the desk",
   DUST_TRADE: "This trade is too small to settle",
   RETRY_LATER: "The desk is busy; try again in a moment",
-  ALLOCATION_EXPIRED: "The maker's allocation has expired",
+  MMP_FROZEN: "Your maker protection has paused quoting (reset it or wait)",
+  IDEMPOTENCY_KEY_REUSED: "This request was already sent with different contents",
 };
 
 const BY_STATUS = {
