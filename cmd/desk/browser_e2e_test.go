@@ -318,11 +318,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	restored.Run(t, "get a new API key", step,
 		chromedp.Click(chromedp.ID("recover")),
 		chromedp.Poll[chromedp.Void](`document.getElementById("notice").textContent.startsWith("A new API key is in use")`),
-		chromedp.Click(chromedp.ID("refresh")),
-		chromedp.Poll[chromedp.Void](`document.getElementById("banner").hidden && document.querySelectorAll("#trades tr.trade").length === 2`),
+		chromedp.WaitVisible(chromedp.CSS("#stream-state.live")),
 	)
 	taker.Run(t, "see the old key refused", step,
 		chromedp.Poll[chromedp.Void](`!document.getElementById("banner").hidden && document.getElementById("banner").textContent.includes("HTTP 401")`),
 	)
+	// By now the desk has closed the old key's sockets: the restored page's stream, reopened
+	// with the new key, is live, no error shows, and its calls work.
+	restored.Run(t, "refresh with the new key", step,
+		chromedp.Click(chromedp.ID("refresh")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#trades tr.trade").length === 2`),
+	)
+	if s := str(t, restored, `document.getElementById("stream-state").className + " " + document.getElementById("banner").hidden`); s != "badge live true" {
+		t.Errorf("restored page after the rotation: stream and banner-hidden %q", s)
+	}
 	b.Screenshot(taker, "key-rotated-away")
 }

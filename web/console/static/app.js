@@ -94,6 +94,10 @@ async function adopt(id) {
   me = id;
   desk.apiKey = id.apiKey;
   render();
+  // A socket opened with a previous key is closed by its rotation (4401), before or after
+  // this: drop it quietly, and with it any refusal that close already showed.
+  dropSocket();
+  $("banner").hidden = true;
   connect();
   await refresh();
 }
@@ -133,7 +137,7 @@ async function recoverKey() {
 async function forget() {
   if (!confirm("Forget this party in this browser? Without a backup its key is gone for good.")) return;
   socketWanted = false;
-  if (socket) socket.close(1000);
+  dropSocket();
   await store.clear();
   me = null;
   desk.apiKey = "";
@@ -277,6 +281,16 @@ async function connect() {
       backoff = Math.min(backoff * 2, 10000);
     }
   };
+}
+
+/** Closes the stream socket on purpose: no reconnect, no error, for this one. */
+function dropSocket() {
+  if (!socket) return;
+  const s = socket;
+  socket = null;
+  s.onclose = null;
+  s.close(1000);
+  setStream("offline");
 }
 
 function setStream(s) {
