@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/deskco/rfqdesk/client"
 	"github.com/deskco/rfqdesk/internal/browsertest"
+	"pgregory.net/rapid"
 )
 
 // keysPage opens the console's origin in a headless Chromium, so that the page's modules
@@ -230,4 +231,29 @@ func TestErrorsInThePersonsTerms(t *testing.T) {
 			t.Fatalf("explained %q, want %q", got, want)
 		}
 	}
+}
+
+// TestBrowserSignsAnyHashRaw is the law behind TestBrowserSignatureVerifiesInGo, for hashes
+// rapid draws (any length, any bytes): the page's signature of the wire form verifies with
+// crypto/ed25519 over the decoded bytes, under the page's key.
+func TestBrowserSignsAnyHashRaw(t *testing.T) {
+	p := keysPage(t)
+	pubB64 := eval[string](t, p, `window.pair = await k.generateKeyPair(); return k.toB64(await k.publicKeyRaw(window.pair.publicKey));`)
+	pub, err := base64.StdEncoding.DecodeString(pubB64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		hash := rapid.SliceOfN(rapid.Byte(), 1, 128).Draw(rt, "hash")
+		sigB64, err := chromedp.Run(p.Ctx, chromedp.Evaluate[string](
+			fmt.Sprintf(`(async () => (await import("/console/keys.js")).signHash(window.pair.privateKey, %q))()`, b64(hash)),
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			rt.Fatal(err)
+		}
+		sig, err := base64.StdEncoding.DecodeString(sigB64)
+		if err != nil || !ed25519.Verify(pub, hash, sig) {
+			rt.Fatalf("signature %q of %x does not verify (%v)", sigB64, hash, err)
+		}
+	})
 }
