@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"math/big"
 	"os"
@@ -106,6 +108,40 @@ func checkAccessible(t *testing.T, p *browsertest.Page) {
 	}).map((el) => el.outerHTML.slice(0, 120)).join("\n")`)
 	if unnamed != "" {
 		t.Errorf("controls without an accessible name:\n%s", unnamed)
+	}
+}
+
+// checkKeyStaysHome fails when a request or stream frame the page sent carries its
+// private key (the seed as base64, base64url or hex), or went to another origin than the
+// desk's: the key never leaves the browser, and nothing is fetched from elsewhere.
+func checkKeyStaysHome(t *testing.T, p *browsertest.Page, base string) {
+	t.Helper()
+	d, err := chromedp.Run(p.Ctx, chromedp.Evaluate[string](`(async () => {
+		const id = await (await import("/console/store.js")).load();
+		return (await crypto.subtle.exportKey("jwk", id.keys.privateKey)).d; })()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the page's key: %v", err)
+	}
+	seed, err := base64.RawURLEncoding.DecodeString(d)
+	if err != nil || len(seed) != 32 {
+		t.Fatalf("the page's seed %q: %v", d, err)
+	}
+	forms := []string{base64.StdEncoding.EncodeToString(seed), base64.RawStdEncoding.EncodeToString(seed), d, hex.EncodeToString(seed)}
+	ws := "ws" + strings.TrimPrefix(base, "http")
+	sent := p.Sent()
+	if len(sent) < 10 {
+		t.Fatalf("only %d requests recorded", len(sent))
+	}
+	for _, r := range sent {
+		if r.Method != "WS" && !strings.HasPrefix(r.URL, base+"/") && !strings.HasPrefix(r.URL, ws+"/") && !strings.HasPrefix(r.URL, "blob:"+base+"/") && !strings.HasPrefix(r.URL, "data:") {
+			t.Errorf("the page sent %s %s, another origin than the desk's", r.Method, r.URL)
+		}
+		all := r.URL + fmt.Sprint(r.Headers) + string(r.Body)
+		for _, f := range forms {
+			if strings.Contains(all, f) {
+				t.Errorf("the page sent its private key: %s %s", r.Method, r.URL)
+			}
+		}
 	}
 }
 
@@ -304,6 +340,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	for _, p := range []*browsertest.Page{taker, maker} {
 		checkAccessible(t, p)
+		checkKeyStaysHome(t, p, desk.base)
 		if u := p.UnnamedControls(t); len(u) > 0 {
 			t.Errorf("controls without an accessible name in Chromium's accessibility tree: %v", u)
 		}

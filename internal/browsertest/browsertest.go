@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -95,6 +96,33 @@ type Page struct {
 	// allowed are URL suffixes whose network errors (a refused call the test provokes) are
 	// not recorded.
 	allowed []string
+	sent    []Sent // bounded by maxSent
+}
+
+// Sent is one request the page sent, or one WebSocket frame (Method "WS").
+type Sent struct {
+	Method, URL string
+	Headers     map[string]string
+	Body        []byte
+}
+
+// maxSent bounds the requests a Page records.
+const maxSent = 10000
+
+// Sent returns the requests and WebSocket frames the page has sent so far (at most the
+// first 10,000).
+func (p *Page) Sent() []Sent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Sent(nil), p.sent...)
+}
+
+func (p *Page) recordSent(s Sent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sent) < maxSent {
+		p.sent = append(p.sent, s)
+	}
 }
 
 // AllowNetworkError stops recording the browser's network errors (a 4xx or 5xx answer) of
@@ -126,6 +154,31 @@ func (b *Browser) NewPage(name string) *Page {
 	ctx, cancel := chromedp.NewContext(b.root, chromedp.WithNewBrowserContext())
 	b.t.Cleanup(cancel)
 	p := &Page{Ctx: ctx, b: b, name: name}
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
+	frames := chromedp.Events(ctx, network.WebSocketFrameSent)
+	go func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			s := Sent{Method: ev.Request.Method, URL: ev.Request.URL, Headers: map[string]string{}}
+			for k, v := range ev.Request.Headers {
+				s.Headers[k] = fmt.Sprint(v)
+			}
+			for _, e := range ev.Request.PostDataEntries {
+				s.Body = append(s.Body, e.Bytes...)
+			}
+			p.recordSent(s)
+		}
+	}()
+	go func() {
+		for ev, err := range frames {
+			if err != nil {
+				return
+			}
+			p.recordSent(Sent{Method: "WS", URL: string(ev.RequestID), Body: []byte(ev.Response.PayloadData)})
+		}
+	}()
 	msgs := chromedp.Console(ctx)
 	go func() {
 		for m, err := range msgs {
