@@ -213,7 +213,9 @@ func restoreBackup(t *testing.T, b *browsertest.Browser, taker *browsertest.Page
 // its backup restores in another browser context; a maker registered in a second context
 // quotes the taker's next RFQ, signs the allocation in one click and sees the trade. Every
 // step is a click or keystrokes; then the pages fit a phone's width, every control has a
-// name, and no page logged an error.
+// name, no page logged an error, and no request or frame carried a private key or went
+// elsewhere than the desk. Last, a new API key from the restored page (the old key's page
+// is told 401).
 func TestConsoleInBrowser(t *testing.T) {
 	b := browsertest.Start(t) // first: it skips the test when there is no Chromium
 	dir := t.TempDir()
