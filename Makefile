@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/... ./pglog/...
 FUZZTIME ?= 30s
 
-.PHONY: run test race sim fuzz bench lint doclint tidy mutate ha
+.PHONY: run test race sim fuzz bench lint doclint tidy mutate ha e2e-browser
 
 ## run: start the desk on the embedded default (ledgersim, testnet profile).
 run:
@@ -85,3 +85,11 @@ ha:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		{ apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; }
 	$(GO) run ./cmd/failover -rounds $(HA_ROUNDS) $(HA_FLAGS)
+
+## e2e-browser: the console in a headless Chromium (Debian's chromium, installed with apt-get
+## when missing): the page's signing and backup against Go's crypto, then the walkthrough of
+## a taker and a maker by clicking and typing; screenshots under $RFQDESK_SCREENSHOTS when set.
+e2e-browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+	$(GO) test -count=1 -tags browser ./web/console
+	$(GO) test -count=1 -tags browser ./cmd/desk -run 'TestConsoleInBrowser'

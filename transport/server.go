@@ -56,6 +56,9 @@ type Options struct {
 	// CORSOrigins opens CORS to these origins (cors.go); empty (the default) sends no CORS
 	// header. Each must pass ValidateCORSOrigin.
 	CORSOrigins []string
+	// Console, if set, serves the browser console to GET and HEAD of "/" and "/console/…"
+	// (console.go); nil leaves those paths 404.
+	Console http.Handler
 }
 
 // Defaults of Options.
@@ -247,6 +250,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Log(r.Context(), level, "request", "id", reqID, "method", r.Method, "path", r.URL.Path, "route", route, "status", status, "duration", took)
 	}()
+	if s.console(sw, r) {
+		return
+	}
 	if s.cors.handle(sw, r, s.router) {
 		return
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 	"github.com/deskco/rfqdesk/transport"
+	"github.com/deskco/rfqdesk/web/console"
 )
 
 func main() {
@@ -168,6 +169,10 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 		defer ha.close()
 		nopts.Journals, nopts.Standby = ha.store, ha.standby.Load()
 	}
+	con, err := console.New()
+	if err != nil {
+		return err
+	}
 	started := time.Now()
 	n, err := node.Open(nopts)
 	if err != nil {
@@ -182,6 +187,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	srv := transport.New(transport.Options{
 		Desk: n.Loop, Logger: logger, PerIPPerMinute: fc.PerIPPerMinute, PingInterval: time.Duration(fc.PingInterval),
 		ObserveRequest: metrics.observeRequest, CORSOrigins: fc.CORSOrigins,
+		Console: con,
 	})
 	sink.hub.Store(srv.Hub())
 
