@@ -204,7 +204,9 @@ function perMinute(col) {
   const t = view.series.t;
   const start = Math.floor(windowStart() / 60000) * 60000;
   const buckets = new Map();
-  let prev = null;
+  // The counters start at zero with the desk: while the page holds every sample since
+  // (fewer than the ring's capacity), the first minute counts from zero.
+  let prev = t.length < view.capacity ? 0 : null;
   for (let i = 0; i < t.length; i++) {
     const m = Math.floor(t[i] / 60000) * 60000;
     if (m < start) { prev = col[i]; continue; }
@@ -249,10 +251,31 @@ function niceMax(v) {
 
 // plot draws series (lines, or bars side by side) against time on a canvas, with a y axis,
 // the window's start and end times, and a legend; it marks the canvas drawn.
+// lineRange is the time span of the line charts: the window, or the samples held when
+// they cover less of it (at least a minute).
+function lineRange() {
+  const t = view.series.t;
+  const x1 = t.length ? t[t.length - 1] : Date.now();
+  let x0 = t.length ? Math.max(windowStart(), t[0]) : x1;
+  if (x1 - x0 < 60000) x0 = x1 - 60000;
+  return [x0, x1];
+}
+
+// barRange is the span of the per-minute charts: whole minutes, at least MIN_BAR_MINUTES.
+const MIN_BAR_MINUTES = 5;
+const FEW_POINTS = 30;
+function barRange() {
+  const [a, b] = lineRange();
+  const x1 = Math.floor(b / 60000) * 60000 + 60000;
+  const x0 = Math.min(Math.floor(a / 60000) * 60000, x1 - MIN_BAR_MINUTES * 60000);
+  return [x0, x1];
+}
+
 function plot(canvas, series, opts = {}) {
   const { ctx, w, h } = setupCanvas(canvas);
   const pad = { l: 44, r: 8, t: 18, b: 18 };
-  const x0 = windowStart(), x1 = x0 + view.windowMin * 60000;
+  const bars = series.filter((s) => s.bar);
+  const [x0, x1] = bars.length ? barRange() : lineRange();
   let ymax = 0, points = 0;
   for (const s of series) for (const y of s.ys) if (y !== null && y > ymax) ymax = y;
   ymax = niceMax(ymax * 1.05);
@@ -271,13 +294,13 @@ function plot(canvas, series, opts = {}) {
   ctx.textBaseline = 'alphabetic';
   ctx.textAlign = 'left'; ctx.fillText(new Date(x0).toLocaleTimeString(), pad.l, h - 4);
   ctx.textAlign = 'right'; ctx.fillText(new Date(x1).toLocaleTimeString(), w - pad.r, h - 4);
-  const bars = series.filter((s) => s.bar);
-  const barW = Math.max(1, (w - pad.l - pad.r) / (view.windowMin) / Math.max(1, bars.length) - 1);
+  const slot = (w - pad.l - pad.r) * 60000 / (x1 - x0);
+  const barW = Math.max(1, slot * 0.8 / Math.max(1, bars.length));
   bars.forEach((s, k) => {
     ctx.fillStyle = s.color;
     s.xs.forEach((t, i) => {
-      if (s.ys[i] === null) return;
-      const x = X(t) + k * (barW + 1);
+      if (s.ys[i] === null || t < x0) return;
+      const x = X(t) + slot * 0.1 + k * barW;
       ctx.fillRect(x, Y(s.ys[i]), barW, Y(0) - Y(s.ys[i]));
       points++;
     });
@@ -295,6 +318,10 @@ function plot(canvas, series, opts = {}) {
       points++;
     });
     ctx.stroke();
+    if (s.xs.length < FEW_POINTS) { // a short series shows its points
+      ctx.fillStyle = s.color;
+      s.xs.forEach((t, i) => { if (s.ys[i] !== null && s.ys[i] !== undefined) ctx.fillRect(X(t) - 2, Y(s.ys[i]) - 2, 4, 4); });
+    }
   }
   let lx = pad.l;
   ctx.textAlign = 'left'; ctx.textBaseline = 'middle';
@@ -314,7 +341,7 @@ function draw() {
   plot($('chart-trades'), [
     { name: 'settled', color: COLORS.settled, bar: true, ...settled },
     { name: 'failed', color: COLORS.failed, bar: true, ...failed },
-  ], { fmt: (v) => fmtNum(v, 1) });
+  ], { fmt: (v) => fmtNum(v, 2) });
   const ms = (col) => col.map((v) => (v === null ? null : v * 1000));
   plot($('chart-latency'), [
     { name: 'p50', color: COLORS.p50, ...sliceWindow(ms(s.p50)) },
@@ -324,7 +351,7 @@ function draw() {
   plot($('chart-makers'), [
     { name: 'makers online', color: COLORS.makers, ...sliceWindow(s.makersOnline) },
     { name: 'sign queue', color: COLORS.sign, ...sliceWindow(s.signQueue) },
-  ], { fmt: (v) => fmtNum(v, 1) });
+  ], { fmt: (v) => fmtNum(v, 2) });
   drawVolumes();
 }
 
