@@ -139,39 +139,39 @@ func ReadOps(d *Desk, now time.Time, limit int) OpsView {
 		}
 	}
 
-	rfqs := make([]*RFQ, 0, len(d.RFQs))
+	rfqs := newestOf(limit, func(r *RFQ) (time.Time, string) { return r.CreatedAt, r.ID })
 	for _, r := range d.RFQs {
 		if r.State == RFQOpen {
 			c.RFQsOpen++
 		}
-		rfqs = append(rfqs, r)
+		rfqs.offer(r)
 	}
-	for _, r := range newest(rfqs, limit, func(r *RFQ) (time.Time, string) { return r.CreatedAt, r.ID }) {
+	for _, r := range rfqs.items {
 		v.RFQs = append(v.RFQs, OpsRFQ{ID: r.ID, State: r.State, Taker: d.hintOf(r.Taker), Direction: r.Direction,
 			Qty: r.Qty, Base: r.Base, Quote: r.Quote, Invited: len(r.Invited), Quotes: len(r.Quotes),
 			CreatedAt: r.CreatedAt, Deadline: r.Deadline})
 	}
 
-	quotes := make([]*Quote, 0, len(d.Quotes))
+	quotes := newestOf(limit, func(q *Quote) (time.Time, string) { return q.CreatedAt, q.ID })
 	for _, q := range d.Quotes {
 		if q.State == QuoteFunding || q.State == QuoteLive || q.State == QuoteSettling {
 			c.QuotesLive++
 		}
-		quotes = append(quotes, q)
+		quotes.offer(q)
 	}
-	for _, q := range newest(quotes, limit, func(q *Quote) (time.Time, string) { return q.CreatedAt, q.ID }) {
+	for _, q := range quotes.items {
 		v.Quotes = append(v.Quotes, OpsQuote{ID: q.ID, State: q.State, RFQ: q.RFQ, Maker: d.hintOf(q.Maker),
 			Price: q.Price, CreatedAt: q.CreatedAt, ValidUntil: q.ValidUntil})
 	}
 
-	trades := make([]*Trade, 0, len(d.Trades))
+	trades := newestOf(limit, func(t *Trade) (time.Time, string) { return t.AcceptedAt, t.ID })
 	for _, t := range d.Trades {
 		if t.State == TradeAllocating || t.State == TradeSettling {
 			c.TradesInFlight++
 		}
-		trades = append(trades, t)
+		trades.offer(t)
 	}
-	for _, t := range newest(trades, limit, func(t *Trade) (time.Time, string) { return t.AcceptedAt, t.ID }) {
+	for _, t := range trades.items {
 		row := OpsTrade{ID: t.ID, State: t.State, Taker: d.hintOf(t.Taker), Maker: d.hintOf(t.Maker),
 			Direction: t.Direction, Qty: t.Amounts.Qty, Base: t.Base, Quote: t.QuoteSym, Price: t.Price,
 			Fee: t.Amounts.Fee, AcceptedAt: t.AcceptedAt, UpdateID: t.UpdateID, FailReason: t.FailReason}
@@ -210,13 +210,38 @@ func ReadOps(d *Desk, now time.Time, limit int) OpsView {
 	return v
 }
 
-// newest returns the at most n newest of xs by key (a time, then a unique id breaking
-// ties), newest first. It sorts xs in place.
-func newest[T any](xs []T, n int, key func(T) (time.Time, string)) []T {
-	slices.SortFunc(xs, func(a, b T) int {
-		ta, ia := key(a)
-		tb, ib := key(b)
-		return cmp.Or(tb.Compare(ta), strings.Compare(ib, ia))
-	})
-	return xs[:min(len(xs), n)]
+// topK keeps the k newest of the items offered, newest first, by a key (a time, then a
+// unique id breaking ties): a total order, so the order items are offered in (a map's)
+// never decides the result. Offering n items costs about n comparisons once the k newest
+// are in, and allocates only the k.
+type topK[T any] struct {
+	k     int
+	key   func(T) (time.Time, string)
+	items []T
+}
+
+func newestOf[T any](k int, key func(T) (time.Time, string)) *topK[T] {
+	return &topK[T]{k: k, key: key, items: make([]T, 0, k)}
+}
+
+// newer compares a and b, newest first.
+func (t *topK[T]) newer(a, b T) int {
+	ta, ia := t.key(a)
+	tb, ib := t.key(b)
+	if c := tb.Compare(ta); c != 0 {
+		return c
+	}
+	return strings.Compare(ib, ia)
+}
+
+// offer keeps x if it is among the k newest offered so far.
+func (t *topK[T]) offer(x T) {
+	if len(t.items) == t.k && t.newer(x, t.items[t.k-1]) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(t.items, x, t.newer)
+	if len(t.items) == t.k {
+		t.items = t.items[:t.k-1]
+	}
+	t.items = slices.Insert(t.items, i, x)
 }
