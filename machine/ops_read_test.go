@@ -3,8 +3,8 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
