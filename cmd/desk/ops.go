@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ const (
 	opsReadTimeout = 2 * time.Second
 	// opsQueryLimit is what ?limit= may ask of each list at most (machine.OpsMaxLimit).
 	opsQueryLimit = machine.OpsMaxLimit
+	// opsStateMaxAge is how long an answer of /ops/state is served again: several pages
+	// open at once cost the loop one operator read a refresh, not one each.
+	opsStateMaxAge = 500 * time.Millisecond
 )
 
 // opsView is the operator view's state: the desk it reads once it serves (nil before,
@@ -41,6 +45,13 @@ type opsView struct {
 	started time.Time
 	live    atomic.Pointer[opsLive]
 	ha      atomic.Pointer[haRun]
+	// cache is the last answer of /ops/state, served again for opsStateMaxAge.
+	cache struct {
+		mu    sync.Mutex
+		at    time.Time
+		limit int
+		body  []byte
+	}
 }
 
 // opsLive is a serving desk as the operator view reads it.
@@ -179,9 +190,20 @@ func (v *opsView) serveState(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), opsReadTimeout)
-	defer cancel()
-	opsJSON(w, v.state(ctx, limit))
+	v.cache.mu.Lock()
+	defer v.cache.mu.Unlock()
+	if time.Since(v.cache.at) >= opsStateMaxAge || v.cache.limit != limit {
+		ctx, cancel := context.WithTimeout(r.Context(), opsReadTimeout)
+		defer cancel()
+		body, err := json.Marshal(v.state(ctx, limit))
+		if err != nil {
+			opsError(w, http.StatusInternalServerError, "encode the state: "+err.Error())
+			return
+		}
+		v.cache.at, v.cache.limit, v.cache.body = time.Now(), limit, append(body, '\n')
+	}
+	opsHeaders(w)
+	_, _ = w.Write(v.cache.body)
 }
 
 // state builds the operator's state; it never fails: what it cannot read is null.
@@ -284,10 +306,14 @@ func dirBytes(dir string) (int64, error) {
 }
 
 func opsJSON(w http.ResponseWriter, body any) {
+	opsHeaders(w)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func opsHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_ = json.NewEncoder(w).Encode(body)
 }
 
 func opsError(w http.ResponseWriter, status int, msg string) {

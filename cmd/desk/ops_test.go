@@ -92,6 +92,13 @@ func TestOpsStateOverTheWire(t *testing.T) {
 		}
 	}
 
+	before := time.Now()
+	_, again := rawCall(t, "GET", d.admin+"/ops/state", "", "")
+	_, third := rawCall(t, "GET", d.admin+"/ops/state", "", "")
+	if time.Since(before) < opsStateMaxAge && again != third {
+		t.Errorf("two reads within %v were not the same answer:\n%s\n%s", opsStateMaxAge, again, third)
+	}
+
 	var one opsState
 	getOps(t, d.admin+"/ops/state?limit=1", &one)
 	if len(one.Desk.RFQs) != 1 || len(one.Desk.SignQueue) != 1 || len(one.Desk.Makers) != 1 || one.Desk.Counts.RFQs != 2 {
