@@ -23,7 +23,9 @@ import (
 
 // The operator view's cost (docs/performance.md): the desk process's CPU under the same
 // paced load with the view polled once a second, as the page does, and without, in
-// alternating phases of one run (the machine's other load spreads over both). Run it with
+// alternating phases of one run (the machine's other load spreads over both; the phases
+// run off-on, on-off, off-on, ... so that a drift of the desk's own cost spreads too).
+// Run it with
 //
 //	go test ./cmd/desk -run '^$' -bench OperatorViewCPU -benchtime 1x
 //
@@ -31,8 +33,9 @@ import (
 // of each kind), trades-off and trades-on (the load settled in each, to check it was the
 // same) and growth-% (on/off − 1, in percent; the target is under 5).
 const (
-	opsBenchRounds  = 3                      // off then on phases
-	opsBenchPhase   = 20 * time.Second       // each phase
+	opsBenchRounds  = 4                      // of two phases, off-on then on-off
+	opsBenchPhase   = 15 * time.Second       // each phase
+	opsBenchWarmUp  = 10 * time.Second       // of load before the first phase
 	opsBenchPace    = 200 * time.Millisecond // each worker starts a lifecycle at most this often
 	opsBenchWorkers = 4                      // so at most 20 trades/s
 	opsBenchPoll    = time.Second            // the page's refresh
@@ -91,10 +94,17 @@ func BenchmarkOperatorViewCPU(b *testing.B) {
 	loadErr := make(chan error, 1)
 	go func() { loadErr <- opsBenchLoad(ctx, taker, s, &settled) }()
 
+	time.Sleep(opsBenchWarmUp)
 	b.ResetTimer()
 	var cpu, trades [2]float64 // [0] off, [1] on
-	for range b.N * opsBenchRounds {
-		for on := range 2 {
+	for round := range b.N * opsBenchRounds {
+		// off, on, then on, off: the desk's cost per trade drifts as its retained state
+		// grows, and a fixed order would hand the drift to the later kind.
+		for k := range 2 {
+			on := k
+			if round%2 == 1 {
+				on = 1 - k
+			}
 			before, t0 := procCPU(b, cmd.Process.Pid), settled.Load()
 			phase, stop := context.WithTimeout(ctx, opsBenchPhase)
 			if on == 1 {

@@ -4,6 +4,7 @@
 'use strict';
 
 const REFRESH_MS = 1000;
+const TABLE_ROWS = 20; // the newest rows of each table
 const COLORS = { settled: '#1a7f4b', failed: '#c0392b', p50: '#2c5cc5', p90: '#b7791f', p99: '#c0392b',
   makers: '#2c5cc5', sign: '#b7791f', volume: '#5a3fc0' };
 
@@ -57,7 +58,7 @@ async function refresh() {
   if (view.paused || view.busy) return;
   view.busy = true;
   try {
-    const [st, se] = await Promise.all([getJSON('state'), getJSON('series?since=' + view.lastT)]);
+    const [st, se] = await Promise.all([getJSON('state?limit=' + TABLE_ROWS), getJSON('series?since=' + view.lastT)]);
     merge(se);
     view.state = st;
     render(st);
@@ -87,6 +88,12 @@ function fmtBytes(b) {
   let i = 0;
   while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
   return fmtNum(b, 1) + ' ' + units[i];
+}
+// fmtAxis writes an axis value short enough for the axis: thousands as k, millions as M.
+function fmtAxis(v, fmt) {
+  if (v >= 1e6) return fmtNum(v / 1e6, 2) + 'M';
+  if (v >= 1e4) return fmtNum(v / 1e3, 1) + 'k';
+  return fmt ? fmt(v) : fmtNum(v, 2);
 }
 function fmtTime(t) { return t ? new Date(t).toLocaleTimeString() : '–'; }
 function fmtUptime(s) {
@@ -289,7 +296,7 @@ function plot(canvas, series, opts = {}) {
     const v = ymax * k / 4, y = Y(v);
     ctx.beginPath(); ctx.moveTo(pad.l, y); ctx.lineTo(w - pad.r, y); ctx.stroke();
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-    ctx.fillText(opts.fmt ? opts.fmt(v) : fmtNum(v, 2), pad.l - 4, y);
+    ctx.fillText(fmtAxis(v, opts.fmt), pad.l - 4, y);
   }
   ctx.textBaseline = 'alphabetic';
   ctx.textAlign = 'left'; ctx.fillText(new Date(x0).toLocaleTimeString(), pad.l, h - 4);
