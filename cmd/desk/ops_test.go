@@ -322,3 +322,21 @@ func TestQuantileLaws(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkOpsSample: one sample of the sampler (it takes one a second whether or not a
+// page is open), with every ledger call kind and both journals observed.
+func BenchmarkOpsSample(b *testing.B) {
+	m := newDeskMetrics()
+	v := newOpsView(m, b.TempDir(), true)
+	for _, op := range []machine.LedgerOp{machine.OpPrepare, machine.OpExecute, machine.OpSubmit} {
+		m.LedgerCall(op, 3*time.Millisecond, "")
+	}
+	m.JournalSync("desk", 3, time.Millisecond)
+	m.JournalSync("ledger", 2, time.Millisecond)
+	at := time.UnixMilli(1_000_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		at = at.Add(time.Second)
+		v.sampler.sample(at)
+	}
+}
