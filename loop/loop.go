@@ -163,6 +163,8 @@ type request struct {
 	// ack means the input has no reply of its own (a socket change): it is answered with
 	// an empty reply once durable.
 	ack bool
+	// ops marks the operator's read (ops.go): a machine.QOps answered by machine.ReadOps.
+	ops bool
 }
 
 type ledgerDone struct {
@@ -621,7 +623,12 @@ func (l *Loop) read(r request) {
 			q = machine.QIncoming{Transfers: l.cfg.Ledger.Incoming(party)}
 		}
 	}
-	rep := machine.Read(l.cfg.Desk, l.now(), r.keyHash, q)
+	var rep machine.Reply
+	if oq, ok := q.(machine.QOps); ok && r.ops {
+		rep = machine.Reply{Status: 200, Body: machine.ReadOps(l.cfg.Desk, l.now(), oq.Limit)}
+	} else {
+		rep = machine.Read(l.cfg.Desk, l.now(), r.keyHash, q)
+	}
 	if l.durableTo >= l.seq-1 {
 		r.reply <- rep
 		return

@@ -12,7 +12,8 @@ import (
 // ledger latencies, the loop, ledger and stream figures and the business metrics; see
 // docs/operations.md) and the Go
 // runtime's profiles under /debug/pprof/ (CPU, heap, goroutines, execution trace: what an
-// operator needs to see where a live desk's time and memory go). It needs no key and must
+// operator needs to see where a live desk's time and memory go), and the operator view
+// under /ops/ (ops.go). It needs no key and must
 // never be on the public listener. (Importing net/http/pprof also registers its handlers
 // on http.DefaultServeMux, which the desk never serves.)
 func adminHandler(metrics *deskMetrics, ready *atomic.Bool) http.Handler {
@@ -33,5 +34,8 @@ func adminHandler(metrics *deskMetrics, ready *atomic.Bool) http.Handler {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	if metrics.ops != nil {
+		metrics.ops.routes(mux) // the operator view: /ops/, /ops/state, /ops/series
+	}
 	return mux
 }

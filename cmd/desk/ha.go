@@ -69,6 +69,7 @@ type haRun struct {
 // and ctx's error when ctx ends while standing by.
 func startHA(ctx context.Context, f flags, logger *slog.Logger, metrics *deskMetrics, nopts node.Options) (*haRun, error) {
 	h := &haRun{logger: logger, stop: make(chan struct{})}
+	metrics.ops.standingBy(h)
 	// -data still holds the pid file and the house makers' keys.
 	if err := os.MkdirAll(f.data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

@@ -151,6 +151,9 @@ func (s *sinkProxy) Deliver(out machine.Outputs) {
 func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, spec node.LedgerSpec,
 	logger *slog.Logger, ready chan<- [2]string) error {
 	metrics := newDeskMetrics()
+	metrics.ops = newOpsView(metrics, f.data, f.journal == "")
+	stopSampler := metrics.ops.sampler.start()
+	defer stopSampler()
 	sink := &sinkProxy{metrics: metrics}
 	nopts := node.Options{
 		Dir: f.data, Desk: deskCfg, Ledger: spec, Clock: wallClock{}, Sink: sink, Logger: logger,
@@ -227,6 +230,7 @@ func serve(ctx context.Context, f flags, fc fileConfig, deskCfg machine.Config, 
 	var readyFlag atomic.Bool
 	httpAPI := srv.HTTPServer(f.addr)
 	metrics.watchState(n, srv, makers)
+	metrics.ops.serving(n, srv, len(makers))
 	httpAdmin := &http.Server{Handler: adminHandler(metrics, &readyFlag), ReadHeaderTimeout: 5 * time.Second}
 	errs := make(chan error, 2)
 	go func() { errs <- httpAPI.Serve(api) }()

@@ -52,6 +52,8 @@ type deskMetrics struct {
 	// synced counts the records each journal made durable in this process ([0] desk,
 	// [1] ledger), for the last log line.
 	synced [2]atomic.Uint64
+	// ops is the operator view the admin listener serves (ops.go), when set.
+	ops *opsView
 }
 
 // newDeskMetrics builds the registry with the Go and process collectors and build_info.
