@@ -88,8 +88,9 @@ ha:
 
 ## e2e-browser: the console in a headless Chromium (Debian's chromium, installed with apt-get
 ## when missing): the page's signing and backup against Go's crypto, then the walkthrough of
-## a taker and a maker by clicking and typing; screenshots under $RFQDESK_SCREENSHOTS when set.
+## a taker and a maker by clicking and typing, and the operator view on the admin listener;
+## screenshots under $RFQDESK_SCREENSHOTS when set.
 e2e-browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 	$(GO) test -count=1 -tags browser ./web/console
-	$(GO) test -count=1 -tags browser ./cmd/desk -run 'TestConsoleInBrowser'
+	$(GO) test -count=1 -tags browser ./cmd/desk -run 'TestConsoleInBrowser|TestOperatorViewInBrowser'
