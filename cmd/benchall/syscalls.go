@@ -56,8 +56,9 @@ func ofCeiling(g string, l *LoadgenResults, ceiling float64) Row {
 }
 
 // syscallRows are the desk's system calls per settled trade in the max phase, the largest
-// calls each with what it is for, and the journals' fsyncs.
-func syscallRows(g string, u *SyscallUse) []Row {
+// calls each with what it is for, and the journals' fsyncs; then the same total at half
+// load, where a group commit carries fewer records.
+func syscallRows(g string, u, half *SyscallUse) []Row {
 	if u == nil || u.Trades <= 0 {
 		return nil
 	}
@@ -84,6 +85,15 @@ func syscallRows(g string, u *SyscallUse) []Row {
 			r.Note = fmt.Sprintf("%.1f records per group commit", float64(js.Records)/float64(js.Fsyncs))
 			rows = append(rows, r)
 		}
+	}
+	if half != nil && half.Trades > 0 {
+		r := info(g, "system calls per settled trade at half load", half.PerTrade, "")
+		var fsyncs float64
+		for _, js := range half.Journals {
+			fsyncs += js.PerTrade
+		}
+		r.Note = fmt.Sprintf("context switches %.1f a trade; journal fsyncs %.2f a trade", half.ContextSwitchesPerTrade, fsyncs)
+		rows = append(rows, r)
 	}
 	return rows
 }

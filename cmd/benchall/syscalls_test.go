@@ -37,7 +37,7 @@ func TestOfCeilingRow(t *testing.T) {
 // for (at most syscallTop), the stream's frames and writes beside write, and the journals'
 // fsyncs per trade with their records per group commit.
 func TestSyscallRows(t *testing.T) {
-	if rows := syscallRows("g", nil); rows != nil {
+	if rows := syscallRows("g", nil, nil); rows != nil {
 		t.Errorf("no counts: %+v", rows)
 	}
 	u := &SyscallUse{Tool: "perf stat", Total: 20000, Trades: 100, PerTrade: 200, ContextSwitchesPerTrade: 90,
@@ -46,10 +46,16 @@ func TestSyscallRows(t *testing.T) {
 	for _, n := range []string{"write", "futex", "read", "fsync", "nanosleep", "epoll_pwait", "sched_yield", "other", "mmap", "close"} {
 		u.Calls = append(u.Calls, SyscallCount{Name: n, PerTrade: 1, For: "for " + n})
 	}
-	rows := syscallRows("g", u)
-	if len(rows) != 1+syscallTop+2 {
-		t.Fatalf("%d rows, want %d: %+v", len(rows), 1+syscallTop+2, rows)
+	half := &SyscallUse{Trades: 50, PerTrade: 260, ContextSwitchesPerTrade: 120,
+		Journals: map[string]JournalSyncs{"desk": {PerTrade: 6}, "ledger": {PerTrade: 5.5}}}
+	rows := syscallRows("g", u, half)
+	if len(rows) != 1+syscallTop+3 {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), 1+syscallTop+3, rows)
 	}
+	if r := rows[len(rows)-1]; r.Value != 260 || r.Note != "context switches 120.0 a trade; journal fsyncs 11.50 a trade" {
+		t.Errorf("half load row %+v", r)
+	}
+	rows = rows[:len(rows)-1]
 	if r := rows[0]; r.Value != 200 || !strings.Contains(r.Note, "perf stat") || !strings.Contains(r.Note, "context switches 90.0") {
 		t.Errorf("total row %+v", r)
 	}

@@ -187,7 +187,7 @@ func (s *suite) rows() []Row {
 			}
 		}
 		rows = append(rows, s.wireCeiling(g, l)...)
-		rows = append(rows, syscallRows(g, l.Max.Syscalls)...)
+		rows = append(rows, syscallRows(g, l.Max.Syscalls, l.Half.Syscalls)...)
 		if f := l.Fanout; f != nil {
 			r := atMost("stream", fmt.Sprintf("rfq.created to %d invited makers through the desk, p99", f.Invited), f.Summary.P99, "ms", 50)
 			r.Note = fmt.Sprintf("p50 %.2f ms, %d rounds, %d missing; machine.MaxInvited caps an RFQ at 100", f.Summary.P50, f.Rounds, f.Missing)

@@ -103,7 +103,7 @@ func countSyscalls(pid int, dir, metricsURL string, stderr io.Writer) *syscallCo
 		c.tool = "strace -c -f"
 		c.cmd = exec.Command("strace", "-c", "-f", "-q", "-o", c.out, "-p", strconv.Itoa(pid))
 	} else {
-		fmt.Fprintln(stderr, "loadgen: no system call counts: neither perf (with syscall tracepoints) nor strace runs here")
+		fmt.Fprintln(stderr, "loadgen: no system call counts: neither perf (with syscall tracepoints) nor strace runs here (apt-get install strace)")
 		return nil
 	}
 	c.cmd.Stdout, c.cmd.Stderr = io.Discard, io.Discard
