@@ -340,6 +340,7 @@ func (h *Hub) unregister(s *socket) bool {
 
 // writer drains a socket's queue; it ends when the socket is closed or killed.
 func (h *Hub) writer(s *socket) {
+	var carried *frame // taken from the queue while coalescing, and written next
 	for {
 		select {
 		case <-s.kill:
@@ -347,11 +348,16 @@ func (h *Hub) writer(s *socket) {
 			return
 		default:
 		}
+		next := s.queue
+		if carried != nil {
+			next = carriedQueue(carried)
+			carried = nil
+		}
 		select {
 		case <-s.kill:
 			h.writeKill(s)
 			return
-		case f := <-s.queue:
+		case f := <-next:
 			_ = s.conn.SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
 			select {
 			case <-s.kill: // an urgent kill may have cut the deadline just before ours
@@ -369,12 +375,20 @@ func (h *Hub) writer(s *socket) {
 				}
 				continue
 			}
+			if coalescable(f) && len(s.queue) > 0 {
+				var ok bool
+				if carried, ok = h.writeFrames(s, f); !ok {
+					return
+				}
+				continue
+			}
 			if err := s.conn.WriteMessage(f.op, f.data); err != nil {
 				// gws closed the connection; the read loop ends and OnClose unregisters.
 				return
 			}
 			if f.stream {
 				h.cfg.metrics.framesSent.Add(1)
+				h.cfg.metrics.streamWrites.Add(1)
 			}
 		}
 	}
@@ -411,6 +425,7 @@ func (h *Hub) writeBatch(s *socket, batch []machine.Event) bool {
 			_ = s.conn.NetConn().Close()
 			return false
 		}
+		h.cfg.metrics.streamWrites.Add(1)
 		buf = buf[:0]
 		return true
 	}

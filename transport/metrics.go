@@ -33,6 +33,9 @@ type MetricsSnapshot struct {
 	SocketsOpened uint64
 	// FramesSent counts stream data frames written to sockets.
 	FramesSent uint64
+	// StreamWrites counts the socket writes that carried them: stream frames queued
+	// together for one socket go out in one write (coalesce.go).
+	StreamWrites uint64
 	// SlowConsumersDropped counts sockets closed because their send queue was full.
 	SlowConsumersDropped uint64
 	// PongTimeouts counts sockets dropped because they missed a pong.
@@ -51,6 +54,7 @@ type metrics struct {
 	socketsOpen   atomic.Int64
 	socketsOpened atomic.Uint64
 	framesSent    atomic.Uint64
+	streamWrites  atomic.Uint64
 	slowDropped   atomic.Uint64
 	pongTimeouts  atomic.Uint64
 	refused       atomic.Uint64
@@ -88,6 +92,7 @@ func (m *metrics) snapshot() MetricsSnapshot {
 		SocketsOpen:          m.socketsOpen.Load(),
 		SocketsOpened:        m.socketsOpened.Load(),
 		FramesSent:           m.framesSent.Load(),
+		StreamWrites:         m.streamWrites.Load(),
 		SlowConsumersDropped: m.slowDropped.Load(),
 		PongTimeouts:         m.pongTimeouts.Load(),
 		SocketsRefused:       m.refused.Load(),

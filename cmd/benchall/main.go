@@ -251,6 +251,7 @@ type LoadPhase struct {
 	MaxAPICallP99  float64            `json:"max_api_call_p99_ms"`
 	MaxAPICallName string             `json:"max_api_call_p99_name"`
 	CPU            *CPUUse            `json:"cpu"`
+	Syscalls       *SyscallUse        `json:"syscalls"`
 }
 
 // Summary is a latency distribution in milliseconds.

@@ -94,12 +94,13 @@ func (s *suite) wireCeiling(g string, l *LoadgenResults) []Row {
 		// Every invited maker quotes: 2n+3 calls (the RFQ, n quotes and n executes, the
 		// accept and the taker's execute) and 2n+2 signatures, two per quote and two for
 		// the taker.
-		calls, sigs := float64(2*n+3), float64(2*n+2)
+		calls, sigs := inviteCalls(n), inviteSigs(n)
 		r := info(g, fmt.Sprintf("ceiling for %d invited: cores ÷ (%.0f calls + %.0f sign + %.0f verify)", n, calls, sigs, sigs),
 			cores*1000/(calls/5*transport+sigs/4*sig), "/s")
 		r.Note = "every invited maker quotes and signs; the desk itself costing nothing"
 		rows = append(rows, r)
 	}
+	rows = append(rows, ofCeiling(g, l, cores*1000/(inviteCalls(l.Invite)/5*transport+inviteSigs(l.Invite)/4*sig)))
 	if deskNs, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "cpu-ns/op"); ok && deskNs > 0 {
 		r := info(g, "ceiling with the in-process desk: cores ÷ (five calls + in-process lifecycle)", cores*1000/(transport+deskNs/1e6), "/s")
 		r.Note = fmt.Sprintf("in-process lifecycle %.2f ms CPU (signatures included)", deskNs/1e6)
@@ -186,6 +187,7 @@ func (s *suite) rows() []Row {
 			}
 		}
 		rows = append(rows, s.wireCeiling(g, l)...)
+		rows = append(rows, syscallRows(g, l.Max.Syscalls, l.Half.Syscalls)...)
 		if f := l.Fanout; f != nil {
 			r := atMost("stream", fmt.Sprintf("rfq.created to %d invited makers through the desk, p99", f.Invited), f.Summary.P99, "ms", 50)
 			r.Note = fmt.Sprintf("p50 %.2f ms, %d rounds, %d missing; machine.MaxInvited caps an RFQ at 100", f.Summary.P50, f.Rounds, f.Missing)

@@ -285,6 +285,8 @@ func stateFigures() []stateMetric {
 			func(c *stateCollector) float64 { return float64(c.srv.Metrics().SocketsRefused) }),
 		counter("desk_stream_frames_sent_total", "Stream frames written.",
 			func(c *stateCollector) float64 { return float64(c.srv.Metrics().FramesSent) }),
+		counter("desk_stream_writes_total", "Socket writes that carried stream frames (frames queued together for one socket share a write).",
+			func(c *stateCollector) float64 { return float64(c.srv.Metrics().StreamWrites) }),
 		counter("desk_stream_slow_consumers_total", "Sockets closed because their queue was full.",
 			func(c *stateCollector) float64 { return float64(c.srv.Metrics().SlowConsumersDropped) }),
 		counter("desk_stream_pong_timeouts_total", "Sockets dropped for a missed pong.",

@@ -137,6 +137,7 @@ func TestMetricsScrape(t *testing.T) {
 		"desk_ledger_offset":                   dto.MetricType_GAUGE,
 		"desk_stream_sockets_open":             dto.MetricType_GAUGE,
 		"desk_stream_frames_sent_total":        dto.MetricType_COUNTER,
+		"desk_stream_writes_total":             dto.MetricType_COUNTER,
 		"desk_http_rate_limited_total":         dto.MetricType_COUNTER,
 		"desk_loop_queue_depth":                dto.MetricType_GAUGE,
 		"desk_follower_checkpoint_seconds_max": dto.MetricType_GAUGE,

@@ -68,9 +68,14 @@ type deskProc struct {
 	cmd  *exec.Cmd
 	dir  string
 	done chan error
+	// admin is the admin listener's base URL (its /metrics), "" when the log did not say.
+	admin string
 }
 
-var servingRE = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
+var (
+	servingRE = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
+	adminRE   = regexp.MustCompile(` admin=(\S+)`)
+)
 
 // startDesk builds cmd/desk (unless bin names a binary) and runs it on loopback ports
 // with a fresh data directory, deskConfig and the extra flags; it returns once the desk
@@ -106,14 +111,18 @@ func startDesk(ctx context.Context, bin string, extra []string, stderr io.Writer
 		return nil, fmt.Errorf("start desk: %w", err)
 	}
 	p := &deskProc{cmd: cmd, dir: dir, done: make(chan error, 1)}
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
 			if m := servingRE.FindStringSubmatch(line); m != nil && !sent {
-				addr <- m[1]
+				var admin string
+				if a := adminRE.FindStringSubmatch(line); a != nil {
+					admin = a[1]
+				}
+				addr <- [2]string{m[1], admin}
 				sent = true
 				continue
 			}
@@ -125,7 +134,10 @@ func startDesk(ctx context.Context, bin string, extra []string, stderr io.Writer
 	go func() { p.done <- cmd.Wait() }()
 	select {
 	case a := <-addr:
-		p.base = "http://" + a
+		p.base = "http://" + a[0]
+		if a[1] != "" {
+			p.admin = "http://" + a[1]
+		}
 		return p, nil
 	case err := <-p.done:
 		os.RemoveAll(dir)

@@ -288,6 +288,9 @@ type PhaseResult struct {
 	MaxAPICallName string             `json:"max_api_call_p99_name"`
 	// CPU is the CPU time both processes used during the phase, per settled trade.
 	CPU *CPUUse `json:"cpu,omitempty"`
+	// Syscalls are the desk's system calls during the phase (when the load generator
+	// started the desk).
+	Syscalls *SyscallUse `json:"syscalls,omitempty"`
 }
 
 // apiCalls are the histograms that are single API calls (for MaxAPICallP99).

@@ -50,6 +50,7 @@ type options struct {
 	trades                        int64
 	fanoutRounds                  int
 	noFloor                       bool
+	noSyscalls                    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -68,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.trades, "trades", 20000, "bound of settled trades (or floor sequences) per phase")
 	fs.IntVar(&o.fanoutRounds, "fanout-rounds", 10, "RFQs inviting every maker (up to 100) for the fan-out measurement; 0 skips it")
 	fs.BoolVar(&o.noFloor, "no-floor", false, "skip the transport floor")
+	fs.BoolVar(&o.noSyscalls, "no-syscalls", false, "do not count the started desk's system calls in the max and half phases (perf stat, else strace -c -f)")
 	fs.StringVar(&o.deskArgs, "desk-args", "", "more flags for the desk it starts, space-separated (e.g. \"-journal postgres://…\")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -182,7 +184,12 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 	if o.deskPerf != "" && desk != nil {
 		stopPerf = desk.perf(o.deskPerf, stderr)
 	}
+	var counter *syscallCounter
+	if desk != nil && !o.noSyscalls {
+		counter = countSyscalls(desk.cmd.Process.Pid, desk.dir, desk.metricsURL(), stderr)
+	}
 	res.Max = runPhase(ctx, "max", takers, makers, o.duration, o.trades, 0, meter)
+	res.Max.Syscalls = counter.stop(res.Max.Settled, stderr)
 	if stopPerf != nil {
 		stopPerf()
 	}
@@ -194,7 +201,12 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 		return nil, err
 	}
 	if half := res.Max.SettledPerS / 2; half > 0 {
+		var counter *syscallCounter
+		if desk != nil && !o.noSyscalls {
+			counter = countSyscalls(desk.cmd.Process.Pid, desk.dir, desk.metricsURL(), stderr)
+		}
 		res.Half = runPhase(ctx, "half", takers, makers, o.duration, o.trades, half, meter)
+		res.Half.Syscalls = counter.stop(res.Half.Settled, stderr)
 		fmt.Fprintf(stderr, "loadgen: half phase: %d settled at %.0f/s offered\n", res.Half.Settled, half)
 	}
 	if o.fanoutRounds > 0 {
@@ -237,6 +249,7 @@ func printResults(w io.Writer, r *Results) {
 		fmt.Fprintf(w, "\n%s phase (offered %.0f/s): %d settled in %.1fs = %.0f settled/s; skipped %d, not offered %d, errors %v\n",
 			p.Name, p.TargetRate, p.Settled, p.DurationS, p.SettledPerS, p.Skipped, p.NotOffered, p.Errors)
 		printCPU(w, p.CPU, "settled trade")
+		printSyscalls(w, p.Syscalls)
 		printCalls(w, p.Calls)
 	}
 	if r.Floor != nil {
