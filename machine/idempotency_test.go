@@ -31,16 +31,6 @@ func replyJSON(r Reply) string {
 	return strconv.Itoa(r.Status) + " " + string(b)
 }
 
-// jsonOf renders a value for a comparison.
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestIdempotentReplay: a repeat with the same key, method, path and body answers the
 // first answer again, byte for byte and marked replayed, and changes nothing; another
 // body or path is 422; a malformed key 400; an unknown API key 401 whatever the key.
@@ -199,7 +189,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, err := DecodeEnvelope(b)
-	if err != nil || jsonOf(t, env.Input) != jsonOf(t, in) {
+	if err != nil || mustJSON(t, env.Input) != mustJSON(t, in) {
 		t.Fatalf("decoded %+v, %v", env.Input, err)
 	}
 	if _, err := EncodeEnvelope(Envelope{Seq: 3, Input: Idempotent{Key: "k", Cmd: in}}); err == nil {
@@ -219,7 +209,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		t.Fatalf("%d records", h.d.IdempotencyRecords())
 	}
 	back := roundTrip(t, h.d)
-	if jsonOf(t, back.Idem) != jsonOf(t, h.d.Idem) {
+	if mustJSON(t, back.Idem) != mustJSON(t, h.d.Idem) {
 		t.Fatal("the snapshot changed the records")
 	}
 	quiet, err := NewDesk(testConfig())
@@ -230,7 +220,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		ApplyQuiet(quiet, e)
 	}
 	if quiet.digestOrFail(t) != h.digest() {
-		t.Fatalf("a quiet replay built other records:\n%s\n%s", jsonOf(t, quiet.Idem), jsonOf(t, h.d.Idem))
+		t.Fatalf("a quiet replay built other records:\n%s\n%s", mustJSON(t, quiet.Idem), mustJSON(t, h.d.Idem))
 	}
 
 	v2, err := os.ReadFile("testdata/formats/snapshot-v2-rfqs.bin")
@@ -245,7 +235,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d3, err := Restore(v3); err != nil || jsonOf(t, d3) != jsonOf(t, d) {
+	if d3, err := Restore(v3); err != nil || mustJSON(t, d3) != mustJSON(t, d) {
 		t.Fatalf("version 2 and its version 3 re-encoding restore differently: %v", err)
 	}
 }
