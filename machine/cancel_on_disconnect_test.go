@@ -35,14 +35,7 @@ func (h *harness) socketsOf(party string) []uint64 {
 // the desk so the desk itself is not touched.
 func massCancelWould(t tb, h *harness, p actor) []string {
 	t.Helper()
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := roundTrip(t, h.d)
 	out := Apply(d, Envelope{Seq: h.seq + 1, At: h.now, Input: CancelAllQuotes{Req: p.req()}})
 	for _, rep := range out.Replies {
 		if dto, ok := rep.Body.(CancelAllQuotesDTO); ok && rep.Seq == h.seq+1 {

@@ -232,14 +232,7 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 	h.setProtection(m, 60, 2, "0", 0)
 	ids := h.liveQuotes(m, 3, "0.01")
 	h.accept(houseTaker, ids[0])
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := roundTrip(t, h.d)
 	if got, want := mustJSON(t, d.Protections), mustJSON(t, h.d.Protections); got != want {
 		t.Fatalf("restored protections %s, want %s", got, want)
 	}
@@ -248,12 +241,7 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 	if p := h.protectionOf(m); !p.Frozen {
 		t.Fatalf("the restored desk did not trip on the second fill: %+v", p)
 	}
-	b, _ = h.d.EncodeSnapshot()
-	d, err = Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.d = d
+	h.d = roundTrip(t, h.d)
 	r := h.newRFQ(houseTaker, Sell, "0.01", 300, m)
 	h.refused(h.apply(SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")}), 409, CodeMMPFrozen)
 }
