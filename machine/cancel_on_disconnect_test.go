@@ -252,14 +252,7 @@ func TestCancelOnDisconnectRecordVersions(t *testing.T) {
 // same from its current encoding; a version after the current one is refused naming the
 // versions read.
 func TestCancelOnDisconnectSnapshotVersion1(t *testing.T) {
-	v1, err := os.ReadFile("testdata/formats/snapshot-v1.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d := restoreGolden(t, "snapshot-v1.bin")
 	if len(d.Sockets) == 0 || len(d.Quotes) < 2 {
 		t.Fatalf("the golden snapshot holds %d sockets and %d quotes", len(d.Sockets), len(d.Quotes))
 	}

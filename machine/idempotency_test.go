@@ -3,7 +3,6 @@ package machine
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -223,13 +222,9 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		t.Fatalf("a quiet replay built other records:\n%s\n%s", mustJSON(t, quiet.Idem), mustJSON(t, h.d.Idem))
 	}
 
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-rfqs.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(v2)
-	if err != nil || len(d.Idem) != 0 || len(d.Quotes) == 0 {
-		t.Fatalf("version 2 snapshot: %v", err)
+	_, d := restoreGolden(t, "snapshot-v2-rfqs.bin")
+	if len(d.Idem) != 0 || len(d.Quotes) == 0 {
+		t.Fatalf("version 2 snapshot: %d records, %d quotes", len(d.Idem), len(d.Quotes))
 	}
 	v3, err := d.EncodeSnapshot()
 	if err != nil {

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -251,16 +250,9 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 // each RFQ's notional recomputed from the configuration, and re-encodes to a version 3
 // snapshot that restores the same.
 func TestSnapshotVersion2(t *testing.T) {
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-rfqs.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v2, d := restoreGolden(t, "snapshot-v2-rfqs.bin")
 	if v2[len(snapshotMagic)] != snapshotVersion2 {
 		t.Fatalf("the golden snapshot is of version %d", v2[len(snapshotMagic)])
-	}
-	d, err := Restore(v2)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(d.Protections) != 0 || len(d.RFQs) == 0 {
 		t.Fatalf("restored %d protections and %d RFQs", len(d.Protections), len(d.RFQs))

@@ -3,7 +3,6 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -237,14 +236,7 @@ func TestNearestRankAndRates(t *testing.T) {
 // scorecard, holding a decline) restores with no scorecard and its declines, and encodes
 // as version 3; version 4 is refused naming the versions read.
 func TestScorecardSnapshotVersions(t *testing.T) {
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-declines.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d := restoreGolden(t, "snapshot-v2-declines.bin")
 	declines := 0
 	for _, r := range d.RFQs {
 		declines += len(r.Declines)
