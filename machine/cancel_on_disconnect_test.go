@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskco/rfqdesk/money"
 	"pgregory.net/rapid"
 )
 
@@ -198,9 +197,8 @@ func TestCancelOnDisconnectWithdrawsWaitingSubmission(t *testing.T) {
 	id, key := h.register("Alpha")
 	mk := actor{id, key}
 	sock := h.connectCOD(key, true)
-	r := h.newRFQ(houseTaker, Sell, "1", 120, mk)
-	h.auto = false
-	seq := h.apply(SubmitQuote{Req: mk.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, sub := h.waitingSubmission(mk, 120)
+	seq := h.apply(sub)
 	h.apply(SocketClosed{Socket: sock})
 	if rep, answered := h.replies[seq]; !answered || rep.Status != 409 {
 		t.Fatalf("the waiting submission at the disconnect: %+v, want 409", rep)

@@ -85,9 +85,8 @@ func TestIdempotentReplay(t *testing.T) {
 func TestIdempotentInFlight(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 120, m)
-	h.auto = false
-	sub := idem("q-1", "POST", "/maker/quotes", "h", SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, quote := h.waitingSubmission(m, 120)
+	sub := idem("q-1", "POST", "/maker/quotes", "h", quote)
 	first := h.apply(sub)
 	if _, ok := h.replies[first]; ok {
 		t.Fatal("the submission was answered before the ledger")
@@ -113,9 +112,8 @@ func TestIdempotentInFlight(t *testing.T) {
 func TestIdempotentBootAndRetention(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 600, m)
-	h.auto = false
-	sub := idem("q-1", "POST", "/maker/quotes", "h", SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, quote := h.waitingSubmission(m, 600)
+	sub := idem("q-1", "POST", "/maker/quotes", "h", quote)
 	h.apply(sub)
 	h.queued = nil // the ledger's answers are lost with the process
 	h.apply(Boot{})

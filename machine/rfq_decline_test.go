@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/internal/wire"
-	"github.com/deskco/rfqdesk/money"
 	"pgregory.net/rapid"
 )
 
@@ -128,9 +127,8 @@ func TestDeclineSettlingQuoteKept(t *testing.T) {
 func TestDeclineUnansweredSubmission(t *testing.T) {
 	h := newHarness(t)
 	a := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 120, a)
-	h.auto = false
-	sub := h.apply(SubmitQuote{Req: a.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	r, quote := h.waitingSubmission(a, 120)
+	sub := h.apply(quote)
 	h.ok(h.apply(DeclineRFQ{Req: a.req(), RFQID: r.RfqID, Reason: "price"}), 204)
 	h.refused(sub, 409, "")
 	if n := len(h.d.RFQs[r.RfqID].Quotes); n != 0 {
