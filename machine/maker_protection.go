@@ -319,22 +319,8 @@ func (a *applier) protectionFill(t *Trade) {
 		until := WireTime(p.FrozenUntil)
 		payload.FrozenUntil = &until
 	}
-	waiting := a.makersQuotes(t.Maker, func(q *Quote) bool { return q.State == QuoteFunding && q.ReqSeq != 0 })
-	for _, q := range waiting {
-		a.quoteFundingRefused(q, apiErr(409, CodeMMPFrozen, "maker protection tripped before the quote was recorded"))
-	}
-	for _, q := range a.cancellableQuotes(t.Maker) {
-		if q.State == QuoteSettling {
-			continue
-		}
-		q.RevokeReason = RevokeProtection
-		a.endQuote(q, TrigRevoke)
-		if q.State != QuoteRevoked {
-			q.RevokeReason = ""
-			continue
-		}
-		payload.Revoked = append(payload.Revoked, q.ID)
-	}
+	a.withdrawWaitingSubmissions(t.Maker, apiErr(409, CodeMMPFrozen, "maker protection tripped before the quote was recorded"))
+	payload.Revoked = append(payload.Revoked, a.revokeCancellable(t.Maker, RevokeProtection)...)
 	a.emit(t.Maker, EvMakerProtection, payload)
 }
 
