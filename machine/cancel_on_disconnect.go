@@ -1,8 +1,8 @@
 package machine
 
 import (
-	"cmp"
 	"slices"
+	"time"
 )
 
 // Cancel-on-disconnect (docs/api.md, "Cancel-on-disconnect").
@@ -91,12 +91,7 @@ func (a *applier) makersQuotes(maker string, keep func(*Quote) bool) []*Quote {
 			mine = append(mine, q)
 		}
 	}
-	slices.SortFunc(mine, func(x, y *Quote) int {
-		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
-	})
+	oldestFirst(mine, func(q *Quote) time.Time { return q.CreatedAt }, func(q *Quote) string { return q.ID })
 	return mine
 }
 
