@@ -241,14 +241,7 @@ func (c SetProtection) run(a *applier, caller *Party) {
 		a.refuse(badRequest("%s", err.Error()))
 		return
 	}
-	if a.d.Protections == nil {
-		a.d.Protections = map[string]*Protection{}
-	}
-	p := a.d.Protections[caller.ID]
-	if p == nil {
-		p = &Protection{}
-		a.d.Protections[caller.ID] = p
-	}
+	p := entryOf(&a.d.Protections, caller.ID)
 	p.WindowSeconds, p.MaxFills, p.MaxNotionalUSD, p.FreezeSeconds = c.WindowSeconds, c.MaxFills, c.MaxNotionalUSD, c.FreezeSeconds
 	p.settle(a.d.Now)
 	a.reply(200, a.d.protectionDTO(caller.ID, a.d.Now))

@@ -123,17 +123,7 @@ func addReason(list []ReasonCount, reason string) []ReasonCount {
 }
 
 // scorecard returns the maker's scorecard, creating it.
-func (d *Desk) scorecard(maker string) *Scorecard {
-	if d.Scorecards == nil {
-		d.Scorecards = map[string]*Scorecard{}
-	}
-	sc := d.Scorecards[maker]
-	if sc == nil {
-		sc = &Scorecard{}
-		d.Scorecards[maker] = sc
-	}
-	return sc
-}
+func (d *Desk) scorecard(maker string) *Scorecard { return entryOf(&d.Scorecards, maker) }
 
 // scoreFact finds the maker's fact about RFQ r, or nil (it was dropped, or the RFQ
 // predates the scorecard).
