@@ -19,3 +19,18 @@ func restoreGolden(t tb, name string) ([]byte, *Desk) {
 	}
 	return b, d
 }
+
+// encodeRestore is d's binary snapshot and the desk restored from it; it fails the test
+// unless both work.
+func encodeRestore(t tb, d *Desk) ([]byte, *Desk) {
+	t.Helper()
+	b, err := d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Restore(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, back
+}

@@ -224,13 +224,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 	if len(d.Idem) != 0 || len(d.Quotes) == 0 {
 		t.Fatalf("version 2 snapshot: %d records, %d quotes", len(d.Idem), len(d.Quotes))
 	}
-	v3, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d3, err := Restore(v3); err != nil || mustJSON(t, d3) != mustJSON(t, d) {
-		t.Fatalf("version 2 and its version 3 re-encoding restore differently: %v", err)
-	}
+	reencodes(t, d, 2)
 }
 
 func (d *Desk) digestOrFail(t *testing.T) [32]byte {
