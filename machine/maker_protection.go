@@ -202,8 +202,6 @@ func init() {
 	registerFlow(ResetProtection{})
 }
 
-func (c SetProtection) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (SetProtection) Kind() string { return "protection.set" }
 
@@ -246,8 +244,6 @@ func (c SetProtection) run(a *applier, caller *Party) {
 	p.settle(a.d.Now)
 	a.reply(200, a.d.protectionDTO(caller.ID, a.d.Now))
 }
-
-func (c ResetProtection) header() Req { return c.Req }
 
 // Kind names the input in the journal.
 func (ResetProtection) Kind() string { return "protection.reset" }

@@ -24,8 +24,6 @@ type CancelAllQuotesDTO struct {
 
 func init() { registerFlow(CancelAllQuotes{}) }
 
-func (c CancelAllQuotes) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (CancelAllQuotes) Kind() string { return "quote.delete-all" }
 

@@ -66,8 +66,6 @@ var (
 
 func init() { registerFlow(IssueStreamTicket{}) }
 
-func (c IssueStreamTicket) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (IssueStreamTicket) Kind() string { return "stream.ticket" }
 
