@@ -179,11 +179,8 @@ func TestARepeatedCommandAnswersItsFirstOutcome(t *testing.T) {
 	party, priv := onboard(t, a, "maker")
 	faucet := do(t, a, machine.LedgerCall{CommandID: "pre2", Op: machine.OpSubmit, ActAs: ps.Operator,
 		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}})
-	tr := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
-		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
-	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
-		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: tr.InstructionCID}}})
-	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	tr, prep := dripped(t, a, ps, party)
+	exec := signedExecute("x1", party, priv, prep)
 	executed := do(t, a, exec)
 	for _, r := range []machine.LedgerResult{first, faucet, tr, prep, executed} {
 		if r.Failure != nil {

@@ -1,7 +1,6 @@
 package ledgeradapter_test
 
 import (
-	"crypto/ed25519"
 	"fmt"
 	"testing"
 
@@ -21,11 +20,8 @@ func TestDuplicateAnswersFromCompletions(t *testing.T) {
 	pre := machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
 		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}}
 	first := do(t, a, pre)
-	drip := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
-		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
-	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
-		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
-	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	drip, prep := dripped(t, a, ps, party)
+	exec := signedExecute("x1", party, priv, prep)
 	executed := do(t, a, exec)
 	for _, r := range []machine.LedgerResult{first, drip, prep, executed} {
 		if r.Failure != nil {
@@ -73,11 +69,8 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 	party, priv := onboard(t, a, "maker")
 	do(t, a, machine.LedgerCall{CommandID: "pre", Op: machine.OpSubmit, ActAs: ps.Operator,
 		Command: &machine.Command{CreatePreapproval: &machine.CreatePreapprovalCmd{Receiver: party}}})
-	drip := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,
-		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
-	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
-		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
-	if r := do(t, a, machine.LedgerCall{CommandID: "x", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}); r.Failure != nil {
+	_, prep := dripped(t, a, ps, party)
+	if r := do(t, a, signedExecute("x", party, priv, prep)); r.Failure != nil {
 		t.Fatal(r.Failure)
 	}
 	// Two transfers of the party's single holding, prepared before either runs.
@@ -90,7 +83,7 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 		t.Fatalf("prepares: %+v %+v", p1.Failure, p2.Failure)
 	}
 	exec := func(p machine.LedgerResult, id string) machine.LedgerResult {
-		return do(t, a, machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Signature: ed25519.Sign(priv, p.Hash)})
+		return do(t, a, signedExecute(id, party, priv, p))
 	}
 	if r := exec(p1, "e1"); r.Failure != nil {
 		t.Fatal(r.Failure)

@@ -4,21 +4,11 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the CPU time (user + system) this process has used, in nanoseconds. Unlike
-// wall time it does not count the time other processes of a shared machine take from
-// this one, so the CPU-time ratio is the robust form of the wall-time ratio.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
+	"github.com/deskco/rfqdesk/internal/cputime"
+)
 
 // meter accumulates the wall time and the process CPU time of measured segments. Every
 // segment, the ledger's and the baseline's alike, pays for the same clock reads.
@@ -31,13 +21,13 @@ type meter struct {
 }
 
 func (m *meter) start() {
-	m.c = cpuTime()
+	m.c = cputime.Self().Nanoseconds()
 	m.t = time.Now()
 }
 
 func (m *meter) stop() {
 	w := time.Since(m.t)
-	c := cpuTime() - m.c
+	c := cputime.Self().Nanoseconds() - m.c
 	if m.on {
 		m.wall += w
 		m.cpu += c
@@ -128,7 +118,7 @@ func BenchmarkVerifyOnly(b *testing.B) {
 // measured segment pays twice.
 func BenchmarkCPUTimeRead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		_ = cpuTime()
+		_ = cputime.Self()
 	}
 }
 

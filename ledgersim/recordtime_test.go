@@ -20,16 +20,10 @@ import (
 // record time). The ledger simulator has one clock for both, and a simulation skews it
 // from the desk's.
 func TestDeadlinesUseRecordTime(t *testing.T) {
-	e, maker, a := allocating(t, "maker-quote", "40")
-	a.AllocateBefore = t0.Add(time.Second)
-	p, err := e.l.Prepare(maker, a, "alloc-1")
-	if err != nil {
-		t.Fatalf("prepare before allocateBefore: %v", err)
-	}
+	allocateBefore := func(a *Allocate) { a.AllocateBefore = t0.Add(time.Second) }
 	// Record time reaches allocateBefore between prepare and execute: refused, and
 	// allocateBefore is exclusive.
-	e.clk.Set(t0.Add(time.Second))
-	_, err = e.l.Execute(p.ID, ed25519.Sign(e.keys[maker], p.Hash[:]))
+	e, maker, err := executedAt(t, allocateBefore, t0.Add(time.Second))
 	wantCat(t, err, CategoryExpired)
 	if !strings.Contains(err.Error(), "allocateBefore") {
 		t.Fatalf("refused for another reason: %v", err)
@@ -37,27 +31,14 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 	e.wantFree(maker, "USDCx", "100")
 
 	// One nanosecond earlier on the ledger's clock the same allocation commits.
-	e2, maker2, a2 := allocating(t, "maker-quote", "40")
-	a2.AllocateBefore = t0.Add(time.Second)
-	p2, err := e2.l.Prepare(maker2, a2, "alloc-1")
+	e2, maker2, err := executedAt(t, allocateBefore, t0.Add(time.Second-time.Nanosecond))
 	if err != nil {
-		t.Fatal(err)
-	}
-	e2.clk.Set(t0.Add(time.Second - time.Nanosecond))
-	if _, err := e2.l.Execute(p2.ID, ed25519.Sign(e2.keys[maker2], p2.Hash[:])); err != nil {
 		t.Fatalf("execute a nanosecond before allocateBefore: %v", err)
 	}
 	e2.wantFree(maker2, "USDCx", "60")
 
 	// settleBefore likewise, with no allocateBefore.
-	e3, maker3, a3 := allocating(t, "maker-quote", "40")
-	a3.SettleBefore = t0.Add(time.Second)
-	p3, err := e3.l.Prepare(maker3, a3, "alloc-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e3.clk.Set(t0.Add(time.Second))
-	_, err = e3.l.Execute(p3.ID, ed25519.Sign(e3.keys[maker3], p3.Hash[:]))
+	e3, _, err := executedAt(t, func(a *Allocate) { a.SettleBefore = t0.Add(time.Second) }, t0.Add(time.Second))
 	wantCat(t, err, CategoryExpired)
 	if !strings.Contains(err.Error(), "settleBefore") {
 		t.Fatalf("refused for another reason: %v", err)
@@ -65,4 +46,20 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 	e.check()
 	e2.check()
 	e3.check()
+}
+
+// executedAt prepares a maker's allocation of 40 USDCx with the deadline deadline sets,
+// then executes it with the ledger's clock at at; it returns the ledger, the maker and
+// the execute's error.
+func executedAt(t *testing.T, deadline func(*Allocate), at time.Time) (*env, string, error) {
+	t.Helper()
+	e, maker, a := allocating(t, "maker-quote", "40")
+	deadline(&a)
+	p, err := e.l.Prepare(maker, a, "alloc-1")
+	if err != nil {
+		t.Fatalf("prepare before the deadline: %v", err)
+	}
+	e.clk.Set(at)
+	_, err = e.l.Execute(p.ID, ed25519.Sign(e.keys[maker], p.Hash[:]))
+	return e, maker, err
 }

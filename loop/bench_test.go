@@ -5,24 +5,15 @@ import (
 	"crypto/ed25519"
 	"runtime/debug"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/deskco/rfqdesk/internal/cputime"
 	"github.com/deskco/rfqdesk/internal/drive"
 	"github.com/deskco/rfqdesk/loop"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/node"
 )
-
-// cpuTime is the CPU time (user + system) this process has used, in nanoseconds.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
 
 // BenchmarkLifecycle measures full RFQ lifecycles through machine + loop + ledgersim with
 // real Ed25519 signatures, beside the floor the same run measures: the four signatures and
@@ -62,7 +53,7 @@ func BenchmarkLifecycle(b *testing.B) {
 func signatureFloor(b *testing.B) (ns, cpuNs float64) {
 	pub, priv, _ := ed25519.GenerateKey(nil)
 	msg := make([]byte, 32)
-	cpu := cpuTime()
+	cpu := cputime.Self()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			for range 4 {
@@ -72,7 +63,7 @@ func signatureFloor(b *testing.B) (ns, cpuNs float64) {
 			}
 		}
 	})
-	return float64(b.Elapsed().Nanoseconds()) / float64(b.N), float64(cpuTime()-cpu) / float64(b.N)
+	return float64(b.Elapsed().Nanoseconds()) / float64(b.N), float64(cputime.Self()-cpu) / float64(b.N)
 }
 
 // lifecycles runs full lifecycles with 8 maker/taker pairs, several in flight, and reports
@@ -87,7 +78,7 @@ func lifecycles(b *testing.B, floorNs, floorCPU float64) {
 	// Each lifecycle is a chain of round trips; several in flight keep both cores busy.
 	b.SetParallelism(8)
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Self()
 	b.RunParallel(func(pb *testing.PB) {
 		pair := pairs[int(next.Add(1)-1)%len(pairs)]
 		for pb.Next() {
@@ -102,7 +93,7 @@ func lifecycles(b *testing.B, floorNs, floorCPU float64) {
 		}
 	})
 	per := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	perCPU := float64(cpuTime()-cpu) / float64(b.N)
+	perCPU := float64(cputime.Self()-cpu) / float64(b.N)
 	b.ReportMetric(float64(time.Second)/per, "lifecycles/s")
 	b.ReportMetric(perCPU, "cpu-ns/op")
 	if floorNs > 0 {

@@ -1,8 +1,8 @@
 package machine
 
 import (
-	"cmp"
 	"slices"
+	"time"
 )
 
 // Cancel-on-disconnect (docs/api.md, "Cancel-on-disconnect").
@@ -48,18 +48,29 @@ func (a *applier) dropSockets(ids []uint64) {
 // withdraws its submissions still waiting on the ledger.
 func (a *applier) cancelOnDisconnect(p *Party) {
 	if !a.booting {
-		a.withdrawWaitingSubmissions(p.ID, "the quote was withdrawn by cancel-on-disconnect before it was recorded")
+		a.withdrawWaitingSubmissions(p.ID, conflict("the quote was withdrawn by cancel-on-disconnect before it was recorded"))
 	}
-	for _, q := range a.cancellableQuotes(p.ID) {
+	a.revokeCancellable(p.ID, RevokeDisconnect)
+}
+
+// revokeCancellable revokes the maker's cancellable quotes but a settling one, each
+// recording why (RevokeDisconnect, RevokeProtection), and returns the ids of those it
+// revoked, in creation order.
+func (a *applier) revokeCancellable(maker, reason string) []string {
+	var revoked []string
+	for _, q := range a.cancellableQuotes(maker) {
 		if q.State == QuoteSettling {
 			continue
 		}
-		q.RevokeReason = RevokeDisconnect
+		q.RevokeReason = reason
 		a.endQuote(q, TrigRevoke)
 		if q.State != QuoteRevoked {
 			q.RevokeReason = "" // not revoked after all: no reason to record
+			continue
 		}
+		revoked = append(revoked, q.ID)
 	}
+	return revoked
 }
 
 // cancellableQuotes are the maker's quotes a mass cancel considers: every pending quote
@@ -80,21 +91,17 @@ func (a *applier) makersQuotes(maker string, keep func(*Quote) bool) []*Quote {
 			mine = append(mine, q)
 		}
 	}
-	slices.SortFunc(mine, func(x, y *Quote) int {
-		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
-	})
+	oldestFirst(mine, func(q *Quote) time.Time { return q.CreatedAt }, func(q *Quote) string { return q.ID })
 	return mine
 }
 
 // withdrawWaitingSubmissions ends the maker's quotes whose POST /maker/quotes still waits
-// on the ledger prepares, in creation order: each submission is answered 409 with why, and
-// the quote goes as a refused one (no quote.created was sent; what landed is released).
-func (a *applier) withdrawWaitingSubmissions(maker, why string) {
+// on the ledger prepares, in creation order: each submission is answered with refusal
+// (a 409), and the quote goes as a refused one (no quote.created was sent; what landed is
+// released).
+func (a *applier) withdrawWaitingSubmissions(maker string, refusal *APIError) {
 	waiting := a.makersQuotes(maker, func(q *Quote) bool { return q.State == QuoteFunding && q.ReqSeq != 0 })
 	for _, q := range waiting {
-		a.quoteFundingRefused(q, conflict("%s", why))
+		a.quoteFundingRefused(q, refusal)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskco/rfqdesk/money"
 	"pgregory.net/rapid"
 )
 
@@ -35,14 +34,7 @@ func (h *harness) socketsOf(party string) []uint64 {
 // the desk so the desk itself is not touched.
 func massCancelWould(t tb, h *harness, p actor) []string {
 	t.Helper()
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := roundTrip(t, h.d)
 	out := Apply(d, Envelope{Seq: h.seq + 1, At: h.now, Input: CancelAllQuotes{Req: p.req()}})
 	for _, rep := range out.Replies {
 		if dto, ok := rep.Body.(CancelAllQuotesDTO); ok && rep.Seq == h.seq+1 {
@@ -205,9 +197,8 @@ func TestCancelOnDisconnectWithdrawsWaitingSubmission(t *testing.T) {
 	id, key := h.register("Alpha")
 	mk := actor{id, key}
 	sock := h.connectCOD(key, true)
-	r := h.newRFQ(houseTaker, Sell, "1", 120, mk)
-	h.auto = false
-	seq := h.apply(SubmitQuote{Req: mk.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, sub := h.waitingSubmission(mk, 120)
+	seq := h.apply(sub)
 	h.apply(SocketClosed{Socket: sock})
 	if rep, answered := h.replies[seq]; !answered || rep.Status != 409 {
 		t.Fatalf("the waiting submission at the disconnect: %+v, want 409", rep)
@@ -259,14 +250,7 @@ func TestCancelOnDisconnectRecordVersions(t *testing.T) {
 // same from its current encoding; a version after the current one is refused naming the
 // versions read.
 func TestCancelOnDisconnectSnapshotVersion1(t *testing.T) {
-	v1, err := os.ReadFile("testdata/formats/snapshot-v1.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d := restoreGolden(t, "snapshot-v1.bin")
 	if len(d.Sockets) == 0 || len(d.Quotes) < 2 {
 		t.Fatalf("the golden snapshot holds %d sockets and %d quotes", len(d.Sockets), len(d.Quotes))
 	}

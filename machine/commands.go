@@ -117,21 +117,6 @@ type FaucetDraw struct{ Req }
 // the registration calls, a rotation, which its challenge's signature authenticates).
 func KeyHash(c Command_) string { return c.header().KeyHash }
 
-func (c RegisterStart) header() Req    { return c.Req }
-func (c RegisterComplete) header() Req { return c.Req }
-func (c ChallengeRequest) header() Req { return c.Req }
-func (c RotateKey) header() Req        { return c.Req }
-func (c Preapproval) header() Req      { return c.Req }
-func (c CreateRFQ) header() Req        { return c.Req }
-func (c CancelRFQ) header() Req        { return c.Req }
-func (c SubmitQuote) header() Req      { return c.Req }
-func (c DeleteQuote) header() Req      { return c.Req }
-func (c AcceptQuote) header() Req      { return c.Req }
-func (c ExecuteActions) header() Req   { return c.Req }
-func (c AcceptIncoming) header() Req   { return c.Req }
-func (c Withdraw) header() Req         { return c.Req }
-func (c FaucetDraw) header() Req       { return c.Req }
-
 // Kind names the input in the journal.
 func (RegisterStart) Kind() string { return "register.start" }
 

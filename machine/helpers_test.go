@@ -204,14 +204,7 @@ func eq(t *testing.T, what string, got, want any) {
 // hash, so that it encodes to the same bytes.
 func roundTrip(t tb, d *Desk) *Desk {
 	t.Helper()
-	b, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, back := encodeRestore(t, d)
 	if sum, err := back.Digest(); err != nil || sum != sha256.Sum256(b) {
 		t.Fatalf("the restored desk encodes differently (%v)", err)
 	}
@@ -222,14 +215,7 @@ func roundTrip(t tb, d *Desk) *Desk {
 // its encoding at the current version, and returns that encoding.
 func reencodes(t *testing.T, d *Desk, older int) []byte {
 	t.Helper()
-	snap, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := Restore(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, again := encodeRestore(t, d)
 	j1, _ := json.Marshal(d)
 	j2, _ := json.Marshal(again)
 	if !bytes.Equal(j1, j2) {

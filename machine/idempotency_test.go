@@ -3,7 +3,6 @@ package machine
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -29,16 +28,6 @@ func replyJSON(r Reply) string {
 		return "unencodable: " + err.Error()
 	}
 	return strconv.Itoa(r.Status) + " " + string(b)
-}
-
-// jsonOf renders a value for a comparison.
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestIdempotentReplay: a repeat with the same key, method, path and body answers the
@@ -96,9 +85,8 @@ func TestIdempotentReplay(t *testing.T) {
 func TestIdempotentInFlight(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 120, m)
-	h.auto = false
-	sub := idem("q-1", "POST", "/maker/quotes", "h", SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, quote := h.waitingSubmission(m, 120)
+	sub := idem("q-1", "POST", "/maker/quotes", "h", quote)
 	first := h.apply(sub)
 	if _, ok := h.replies[first]; ok {
 		t.Fatal("the submission was answered before the ledger")
@@ -124,9 +112,8 @@ func TestIdempotentInFlight(t *testing.T) {
 func TestIdempotentBootAndRetention(t *testing.T) {
 	h := newHarness(t)
 	m := h.maker("Alpha")
-	r := h.newRFQ(houseTaker, Sell, "1", 600, m)
-	h.auto = false
-	sub := idem("q-1", "POST", "/maker/quotes", "h", SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")})
+	_, quote := h.waitingSubmission(m, 600)
+	sub := idem("q-1", "POST", "/maker/quotes", "h", quote)
 	h.apply(sub)
 	h.queued = nil // the ledger's answers are lost with the process
 	h.apply(Boot{})
@@ -199,7 +186,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, err := DecodeEnvelope(b)
-	if err != nil || jsonOf(t, env.Input) != jsonOf(t, in) {
+	if err != nil || mustJSON(t, env.Input) != mustJSON(t, in) {
 		t.Fatalf("decoded %+v, %v", env.Input, err)
 	}
 	if _, err := EncodeEnvelope(Envelope{Seq: 3, Input: Idempotent{Key: "k", Cmd: in}}); err == nil {
@@ -219,7 +206,7 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		t.Fatalf("%d records", h.d.IdempotencyRecords())
 	}
 	back := roundTrip(t, h.d)
-	if jsonOf(t, back.Idem) != jsonOf(t, h.d.Idem) {
+	if mustJSON(t, back.Idem) != mustJSON(t, h.d.Idem) {
 		t.Fatal("the snapshot changed the records")
 	}
 	quiet, err := NewDesk(testConfig())
@@ -230,24 +217,14 @@ func TestIdempotentJournalAndSnapshot(t *testing.T) {
 		ApplyQuiet(quiet, e)
 	}
 	if quiet.digestOrFail(t) != h.digest() {
-		t.Fatalf("a quiet replay built other records:\n%s\n%s", jsonOf(t, quiet.Idem), jsonOf(t, h.d.Idem))
+		t.Fatalf("a quiet replay built other records:\n%s\n%s", mustJSON(t, quiet.Idem), mustJSON(t, h.d.Idem))
 	}
 
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-rfqs.bin")
-	if err != nil {
-		t.Fatal(err)
+	_, d := restoreGolden(t, "snapshot-v2-rfqs.bin")
+	if len(d.Idem) != 0 || len(d.Quotes) == 0 {
+		t.Fatalf("version 2 snapshot: %d records, %d quotes", len(d.Idem), len(d.Quotes))
 	}
-	d, err := Restore(v2)
-	if err != nil || len(d.Idem) != 0 || len(d.Quotes) == 0 {
-		t.Fatalf("version 2 snapshot: %v", err)
-	}
-	v3, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d3, err := Restore(v3); err != nil || jsonOf(t, d3) != jsonOf(t, d) {
-		t.Fatalf("version 2 and its version 3 re-encoding restore differently: %v", err)
-	}
+	reencodes(t, d, 2)
 }
 
 func (d *Desk) digestOrFail(t *testing.T) [32]byte {

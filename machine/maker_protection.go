@@ -202,8 +202,6 @@ func init() {
 	registerFlow(ResetProtection{})
 }
 
-func (c SetProtection) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (SetProtection) Kind() string { return "protection.set" }
 
@@ -241,20 +239,11 @@ func (c SetProtection) run(a *applier, caller *Party) {
 		a.refuse(badRequest("%s", err.Error()))
 		return
 	}
-	if a.d.Protections == nil {
-		a.d.Protections = map[string]*Protection{}
-	}
-	p := a.d.Protections[caller.ID]
-	if p == nil {
-		p = &Protection{}
-		a.d.Protections[caller.ID] = p
-	}
+	p := entryOf(&a.d.Protections, caller.ID)
 	p.WindowSeconds, p.MaxFills, p.MaxNotionalUSD, p.FreezeSeconds = c.WindowSeconds, c.MaxFills, c.MaxNotionalUSD, c.FreezeSeconds
 	p.settle(a.d.Now)
 	a.reply(200, a.d.protectionDTO(caller.ID, a.d.Now))
 }
-
-func (c ResetProtection) header() Req { return c.Req }
 
 // Kind names the input in the journal.
 func (ResetProtection) Kind() string { return "protection.reset" }
@@ -319,22 +308,8 @@ func (a *applier) protectionFill(t *Trade) {
 		until := WireTime(p.FrozenUntil)
 		payload.FrozenUntil = &until
 	}
-	waiting := a.makersQuotes(t.Maker, func(q *Quote) bool { return q.State == QuoteFunding && q.ReqSeq != 0 })
-	for _, q := range waiting {
-		a.quoteFundingRefused(q, apiErr(409, CodeMMPFrozen, "maker protection tripped before the quote was recorded"))
-	}
-	for _, q := range a.cancellableQuotes(t.Maker) {
-		if q.State == QuoteSettling {
-			continue
-		}
-		q.RevokeReason = RevokeProtection
-		a.endQuote(q, TrigRevoke)
-		if q.State != QuoteRevoked {
-			q.RevokeReason = ""
-			continue
-		}
-		payload.Revoked = append(payload.Revoked, q.ID)
-	}
+	a.withdrawWaitingSubmissions(t.Maker, apiErr(409, CodeMMPFrozen, "maker protection tripped before the quote was recorded"))
+	payload.Revoked = append(payload.Revoked, a.revokeCancellable(t.Maker, RevokeProtection)...)
 	a.emit(t.Maker, EvMakerProtection, payload)
 }
 

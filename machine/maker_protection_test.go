@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -232,14 +231,7 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 	h.setProtection(m, 60, 2, "0", 0)
 	ids := h.liveQuotes(m, 3, "0.01")
 	h.accept(houseTaker, ids[0])
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := roundTrip(t, h.d)
 	if got, want := mustJSON(t, d.Protections), mustJSON(t, h.d.Protections); got != want {
 		t.Fatalf("restored protections %s, want %s", got, want)
 	}
@@ -248,12 +240,7 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 	if p := h.protectionOf(m); !p.Frozen {
 		t.Fatalf("the restored desk did not trip on the second fill: %+v", p)
 	}
-	b, _ = h.d.EncodeSnapshot()
-	d, err = Restore(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.d = d
+	h.d = roundTrip(t, h.d)
 	r := h.newRFQ(houseTaker, Sell, "0.01", 300, m)
 	h.refused(h.apply(SubmitQuote{Req: m.req(), RFQID: r.RfqID, Price: money.MustParse("60000")}), 409, CodeMMPFrozen)
 }
@@ -263,16 +250,9 @@ func TestProtectionSurvivesSnapshot(t *testing.T) {
 // each RFQ's notional recomputed from the configuration, and re-encodes to a version 3
 // snapshot that restores the same.
 func TestSnapshotVersion2(t *testing.T) {
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-rfqs.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v2, d := restoreGolden(t, "snapshot-v2-rfqs.bin")
 	if v2[len(snapshotMagic)] != snapshotVersion2 {
 		t.Fatalf("the golden snapshot is of version %d", v2[len(snapshotMagic)])
-	}
-	d, err := Restore(v2)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(d.Protections) != 0 || len(d.RFQs) == 0 {
 		t.Fatalf("restored %d protections and %d RFQs", len(d.Protections), len(d.RFQs))

@@ -24,8 +24,6 @@ type CancelAllQuotesDTO struct {
 
 func init() { registerFlow(CancelAllQuotes{}) }
 
-func (c CancelAllQuotes) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (CancelAllQuotes) Kind() string { return "quote.delete-all" }
 
@@ -38,7 +36,7 @@ func (CancelAllQuotes) decodeBody(d *decoder) Input {
 func (CancelAllQuotes) run(a *applier, maker *Party) {
 	// A submission still waiting on the ledger is withdrawn (answered 409): it is in
 	// neither list, since its caller has not been told its id, and it never goes live.
-	a.withdrawWaitingSubmissions(maker.ID, "the quote was withdrawn by DELETE /maker/quotes before it was recorded")
+	a.withdrawWaitingSubmissions(maker.ID, conflict("the quote was withdrawn by DELETE /maker/quotes before it was recorded"))
 	dto := CancelAllQuotesDTO{Revoked: []string{}, Settling: []string{}}
 	for _, q := range a.cancellableQuotes(maker.ID) {
 		if q.State == QuoteSettling {

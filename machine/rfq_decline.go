@@ -53,8 +53,6 @@ const EvQuoteDeclined = "quote.declined"
 
 func init() { registerFlow(DeclineRFQ{}) }
 
-func (c DeclineRFQ) header() Req { return c.Req }
-
 // Kind names the input in the journal.
 func (DeclineRFQ) Kind() string { return "rfq.decline" }
 

@@ -123,17 +123,7 @@ func addReason(list []ReasonCount, reason string) []ReasonCount {
 }
 
 // scorecard returns the maker's scorecard, creating it.
-func (d *Desk) scorecard(maker string) *Scorecard {
-	if d.Scorecards == nil {
-		d.Scorecards = map[string]*Scorecard{}
-	}
-	sc := d.Scorecards[maker]
-	if sc == nil {
-		sc = &Scorecard{}
-		d.Scorecards[maker] = sc
-	}
-	return sc
-}
+func (d *Desk) scorecard(maker string) *Scorecard { return entryOf(&d.Scorecards, maker) }
 
 // scoreFact finds the maker's fact about RFQ r, or nil (it was dropped, or the RFQ
 // predates the scorecard).
@@ -282,7 +272,7 @@ type Rate int64
 
 // MarshalJSON renders the rate as a JSON number with four decimals.
 func (r Rate) MarshalJSON() ([]byte, error) {
-	return []byte(fmt.Sprintf("%d.%04d", int64(r)/10_000, int64(r)%10_000)), nil
+	return formatFixed(int64(r), 4), nil
 }
 
 // UnmarshalJSON reads a rate rendered by MarshalJSON.
@@ -298,7 +288,7 @@ type Bps int64
 
 // MarshalJSON renders the distance as a JSON number with two decimals.
 func (b Bps) MarshalJSON() ([]byte, error) {
-	return []byte(fmt.Sprintf("%d.%02d", int64(b)/100, int64(b)%100)), nil
+	return formatFixed(int64(b), 2), nil
 }
 
 // UnmarshalJSON reads a distance rendered by MarshalJSON.
@@ -306,6 +296,16 @@ func (b *Bps) UnmarshalJSON(s []byte) error {
 	v, err := parseFixed(string(s), 2)
 	*b = Bps(v)
 	return err
+}
+
+// formatFixed renders n (not negative) ten-thousandths (digits 4) or hundredths (digits 2)
+// as a decimal with exactly that many decimals: what parseFixed reads.
+func formatFixed(n int64, digits int) []byte {
+	scale := int64(1)
+	for range digits {
+		scale *= 10
+	}
+	return fmt.Appendf(nil, "%d.%0*d", n/scale, digits, n%scale)
 }
 
 // parseFixed reads a non-negative decimal with at most digits decimals as an integer

@@ -3,7 +3,6 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -237,14 +236,7 @@ func TestNearestRankAndRates(t *testing.T) {
 // scorecard, holding a decline) restores with no scorecard and its declines, and encodes
 // as version 3; version 4 is refused naming the versions read.
 func TestScorecardSnapshotVersions(t *testing.T) {
-	v2, err := os.ReadFile("testdata/formats/snapshot-v2-declines.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Restore(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d := restoreGolden(t, "snapshot-v2-declines.bin")
 	declines := 0
 	for _, r := range d.RFQs {
 		declines += len(r.Declines)
@@ -252,15 +244,9 @@ func TestScorecardSnapshotVersions(t *testing.T) {
 	if len(d.Scorecards) != 0 || declines != 1 {
 		t.Fatalf("version 2 restored %d scorecards and %d declines", len(d.Scorecards), declines)
 	}
-	v3, err := d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v3 := reencodes(t, d, 2)
 	if v3[len(snapshotMagic)] != snapshotVersion {
 		t.Fatalf("re-encoded as version %d", v3[len(snapshotMagic)])
-	}
-	if _, err := Restore(v3); err != nil {
-		t.Fatal(err)
 	}
 	refusesNextVersion(t, v3)
 }

@@ -90,17 +90,7 @@ type RetainedEvent struct {
 }
 
 // streamOf returns the party's stream state, creating it.
-func (d *Desk) streamOf(party string) *PartyStream {
-	if d.Streams == nil {
-		d.Streams = map[string]*PartyStream{}
-	}
-	s := d.Streams[party]
-	if s == nil {
-		s = &PartyStream{}
-		d.Streams[party] = s
-	}
-	return s
-}
+func (d *Desk) streamOf(party string) *PartyStream { return entryOf(&d.Streams, party) }
 
 // latestSeq is the party's last sequence number (0: none yet).
 func (d *Desk) latestSeq(party string) uint64 {

@@ -1,10 +1,6 @@
 package machine
 
-import (
-	"cmp"
-	"slices"
-	"time"
-)
+import "time"
 
 // Stream tickets (docs/stream.md, "Browser access").
 //
@@ -69,8 +65,6 @@ var (
 )
 
 func init() { registerFlow(IssueStreamTicket{}) }
-
-func (c IssueStreamTicket) header() Req { return c.Req }
 
 // Kind names the input in the journal.
 func (IssueStreamTicket) Kind() string { return "stream.ticket" }
@@ -140,12 +134,7 @@ func (d *Desk) partyTickets(party string) []*StreamTicket {
 			out = append(out, t)
 		}
 	}
-	slices.SortFunc(out, func(x, y *StreamTicket) int {
-		if c := x.ExpiresAt.Compare(y.ExpiresAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Hash, y.Hash)
-	})
+	oldestFirst(out, func(t *StreamTicket) time.Time { return t.ExpiresAt }, func(t *StreamTicket) string { return t.Hash })
 	return out
 }
 

@@ -316,14 +316,7 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 		tr.ledgerAnswer(td)
 	case "crash":
 		// The state survives as its snapshot; answers in flight and sockets do not.
-		b, err := h.d.EncodeSnapshot()
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		d, err := Restore(b)
-		if err != nil {
-			h.t.Fatal(err)
-		}
+		_, d := encodeRestore(h.t, h.d)
 		fmt.Fprintf(&tr.out, "crashed: %d ledger calls in flight lost\n", len(h.queued))
 		h.d, h.queued = d, nil
 	case "boot":

@@ -2,12 +2,7 @@
 
 package sim
 
-import (
-	"sync/atomic"
-
-	"github.com/deskco/rfqdesk/ledgersim"
-	"github.com/deskco/rfqdesk/machine"
-)
+import "github.com/deskco/rfqdesk/internal/planted"
 
 // plantedBuild is true only in a build with the "planted" tag, which exists to show that
 // the simulator has teeth: each planted bug, switched on, must be caught by a run within
@@ -32,18 +27,8 @@ var OrphanBugs = []struct{ Name, Where, What string }{
 	{"cancel-gives-up", "machine (allocationCancelled)", "a cancel the ledger could not run (unavailable, internal, contention, rejected, unknown) is not retried: the allocation stays"},
 }
 
-// plantedBug is the bug of this package switched on.
-var plantedBug atomic.Value
-
 // Plant switches on one planted bug by name in every package ("" switches all off).
-func Plant(name string) {
-	plantedBug.Store(name)
-	machine.PlantBug(name)
-	ledgersim.PlantBug(name)
-}
+func Plant(name string) { planted.Plant(name) }
 
 // plantedOn reports whether the planted bug name is switched on.
-func plantedOn(name string) bool {
-	v, _ := plantedBug.Load().(string)
-	return v == name
-}
+func plantedOn(name string) bool { return planted.On(name) }

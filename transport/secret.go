@@ -24,13 +24,8 @@ func callWithSecret[T any](s *Server, w http.ResponseWriter, r *http.Request, wh
 		return
 	}
 	if rep.Err == nil {
-		var body T
-		switch b := rep.Body.(type) {
-		case T:
-			body = b
-		case *T:
-			body = *b
-		default:
+		body, ok := machine.PayloadAs[T](rep.Body)
+		if !ok {
 			s.log.Error(what+": unexpected reply body", "type", typeName(rep.Body))
 			s.writeError(w, r, http.StatusInternalServerError, "", "internal error")
 			return

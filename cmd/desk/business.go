@@ -25,17 +25,17 @@ func (m *deskMetrics) observeOutputs(out machine.Outputs) {
 		}
 		switch ev.Type {
 		case machine.EvRfqCreated:
-			if p, ok := payload[machine.RfqDTO](ev); ok && seen.first(ev.Type, p.RfqID) {
+			if p, ok := machine.PayloadAs[machine.RfqDTO](ev.Payload); ok && seen.first(ev.Type, p.RfqID) {
 				m.rfqs.WithLabelValues("created").Inc()
 			}
 		case machine.EvRfqExpired:
-			if p, ok := payload[machine.RfqIDPayload](ev); ok && seen.first(ev.Type, p.RfqID) {
+			if p, ok := machine.PayloadAs[machine.RfqIDPayload](ev.Payload); ok && seen.first(ev.Type, p.RfqID) {
 				m.rfqs.WithLabelValues("expired").Inc()
 			}
 		case machine.EvHistoryRecorded:
 			// Only the taker hears of its history, once; a cancellation shows only here
 			// (rfq.closed also announces fills).
-			if p, ok := payload[machine.RfqHistoryDTO](ev); ok && p.Kind == "cancelled" {
+			if p, ok := machine.PayloadAs[machine.RfqHistoryDTO](ev.Payload); ok && p.Kind == "cancelled" {
 				m.rfqs.WithLabelValues("cancelled").Inc()
 			}
 		case machine.EvQuoteCreated:
@@ -45,15 +45,15 @@ func (m *deskMetrics) observeOutputs(out machine.Outputs) {
 		case machine.EvQuoteAnchored:
 			createdQuotes--
 		case machine.EvQuoteStatus:
-			if p, ok := payload[machine.QuoteStatusPayload](ev); ok && p.Status != "pending" && seen.first(ev.Type, p.QuoteID) {
+			if p, ok := machine.PayloadAs[machine.QuoteStatusPayload](ev.Payload); ok && p.Status != "pending" && seen.first(ev.Type, p.QuoteID) {
 				m.quotes.WithLabelValues(p.Status).Inc()
 			}
 		case machine.EvTradeSettled:
-			if p, ok := payload[machine.TradeDTO](ev); ok && seen.first(ev.Type, p.TradeID) {
+			if p, ok := machine.PayloadAs[machine.TradeDTO](ev.Payload); ok && seen.first(ev.Type, p.TradeID) {
 				m.tradeSettled(p)
 			}
 		case machine.EvTradeFailed:
-			if p, ok := payload[machine.TradeFailedPayload](ev); ok && seen.first(ev.Type, p.TradeID) {
+			if p, ok := machine.PayloadAs[machine.TradeFailedPayload](ev.Payload); ok && seen.first(ev.Type, p.TradeID) {
 				m.tradesFailed.WithLabelValues(m.failReasons.label(p.Reason)).Inc()
 			}
 		}
@@ -80,21 +80,6 @@ func approx(d money.Decimal) float64 {
 		return 0 // a counter never goes down; a malformed amount is not a metric
 	}
 	return f
-}
-
-// payload returns the event's payload as a T (the machine emits values; a pointer is
-// accepted too).
-func payload[T any](ev machine.Event) (T, bool) {
-	switch p := ev.Payload.(type) {
-	case T:
-		return p, true
-	case *T:
-		if p != nil {
-			return *p, true
-		}
-	}
-	var zero T
-	return zero, false
 }
 
 // factSet remembers the facts of one batch already counted: a short slice while the batch

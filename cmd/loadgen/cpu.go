@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/deskco/rfqdesk/internal/cputime"
 )
 
 // userHZ is the unit of the CPU times in /proc/PID/stat (USER_HZ): 100 on every Linux
@@ -27,10 +28,7 @@ type cpuSample struct {
 
 func (m cpuMeter) sample() cpuSample {
 	var s cpuSample
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	s.self = cputime.Self()
 	if m.deskPID > 0 {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.deskPID)); err == nil {
 			s.desk, s.deskOK = parseStatCPU(b)

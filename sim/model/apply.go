@@ -377,28 +377,15 @@ func invited(r *RFQ, party string) bool {
 
 // ---- payload helpers (value or pointer forms) ----
 
-// payload reads an event payload or a reply body of type T, given as a value or as a
-// non-nil pointer.
-func payload[T any](v any) (T, bool) {
-	switch x := v.(type) {
-	case T:
-		return x, true
-	case *T:
-		if x != nil {
-			return *x, true
-		}
-	}
-	var zero T
-	return zero, false
+func asRfq(v any) (machine.RfqDTO, bool)     { return machine.PayloadAs[machine.RfqDTO](v) }
+func asQuote(v any) (machine.QuoteDTO, bool) { return machine.PayloadAs[machine.QuoteDTO](v) }
+func asTrade(v any) (machine.TradeDTO, bool) { return machine.PayloadAs[machine.TradeDTO](v) }
+func asAction(v any) (machine.SignActionDTO, bool) {
+	return machine.PayloadAs[machine.SignActionDTO](v)
 }
 
-func asRfq(v any) (machine.RfqDTO, bool)           { return payload[machine.RfqDTO](v) }
-func asQuote(v any) (machine.QuoteDTO, bool)       { return payload[machine.QuoteDTO](v) }
-func asTrade(v any) (machine.TradeDTO, bool)       { return payload[machine.TradeDTO](v) }
-func asAction(v any) (machine.SignActionDTO, bool) { return payload[machine.SignActionDTO](v) }
-
 func asActions(v any) ([]machine.SignActionDTO, bool) {
-	x, ok := payload[machine.ActionsDTO](v)
+	x, ok := machine.PayloadAs[machine.ActionsDTO](v)
 	return x.Actions, ok
 }
 

@@ -143,7 +143,7 @@ func (m *Model) wantProtection(party string, t time.Time) protView {
 
 // checkProtectionBody compares a protection body with the contract's at t.
 func (m *Model) checkProtectionBody(body any, party string, t time.Time) string {
-	d, ok := payload[machine.ProtectionDTO](body)
+	d, ok := machine.PayloadAs[machine.ProtectionDTO](body)
 	if !ok {
 		return "the body is not the protection body"
 	}
@@ -291,7 +291,7 @@ func (s *step) frozenSubmissionAnswer(what string, rep machine.Reply) {
 // once, to its maker, with the contract's payload, after the quote.status revoked of every
 // quote the trip revoked.
 func (s *step) makerProtection(e machine.Event, to *Party) {
-	got, _ := payload[machine.MakerProtectionPayload](e.Payload)
+	got, _ := machine.PayloadAs[machine.MakerProtectionPayload](e.Payload)
 	d := s.trip
 	switch {
 	case d == nil:
