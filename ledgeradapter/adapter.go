@@ -161,9 +161,15 @@ func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 		if err != nil {
 			return fail(err)
 		}
+		if len(p.Blob) > machine.MaxPreparedBytes {
+			// Beyond what the desk keeps per action: never handed to the machine.
+			return fail(&ledgersim.Error{Category: ledgersim.CategoryRejected, Op: "prepare",
+				Msg: fmt.Sprintf("prepared transaction of %d bytes, more than the desk keeps (%d)", len(p.Blob), machine.MaxPreparedBytes)})
+		}
 		res.PreparedID, res.Hash, res.ExpiresAt = p.ID, append([]byte(nil), p.Hash[:]...), p.ExpiresAt
+		res.Prepared = p.Blob
 	case machine.OpExecute:
-		u, err := a.L.Execute(call.PreparedID, call.Signature)
+		u, err := a.L.Execute(call.Prepared, call.Signature)
 		if err != nil {
 			return fail(err)
 		}

@@ -25,7 +25,7 @@ func TestDuplicateAnswersFromCompletions(t *testing.T) {
 		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
 	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
 		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
-	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}
+	exec := machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Prepared: prep.Prepared, Signature: ed25519.Sign(priv, prep.Hash)}
 	executed := do(t, a, exec)
 	for _, r := range []machine.LedgerResult{first, drip, prep, executed} {
 		if r.Failure != nil {
@@ -77,7 +77,7 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 		Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("10")}}})
 	prep := do(t, a, machine.LedgerCall{CommandID: "accept", Op: machine.OpPrepare, ActAs: party,
 		Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
-	if r := do(t, a, machine.LedgerCall{CommandID: "x", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}); r.Failure != nil {
+	if r := do(t, a, machine.LedgerCall{CommandID: "x", Op: machine.OpExecute, ActAs: party, PreparedID: prep.PreparedID, Prepared: prep.Prepared, Signature: ed25519.Sign(priv, prep.Hash)}); r.Failure != nil {
 		t.Fatal(r.Failure)
 	}
 	// Two transfers of the party's single holding, prepared before either runs.
@@ -90,7 +90,7 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 		t.Fatalf("prepares: %+v %+v", p1.Failure, p2.Failure)
 	}
 	exec := func(p machine.LedgerResult, id string) machine.LedgerResult {
-		return do(t, a, machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Signature: ed25519.Sign(priv, p.Hash)})
+		return do(t, a, machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Prepared: p.Prepared, Signature: ed25519.Sign(priv, p.Hash)})
 	}
 	if r := exec(p1, "e1"); r.Failure != nil {
 		t.Fatal(r.Failure)
@@ -103,7 +103,7 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 	if p3.Failure != nil {
 		t.Fatal(p3.Failure)
 	}
-	if r := do(t, a, machine.LedgerCall{CommandID: "e3", Op: machine.OpExecute, ActAs: party, PreparedID: p3.PreparedID, Signature: make([]byte, 64)}); r.Failure == nil || r.Failure.Category != machine.LedgerBadSignature {
+	if r := do(t, a, machine.LedgerCall{CommandID: "e3", Op: machine.OpExecute, ActAs: party, PreparedID: p3.PreparedID, Prepared: p3.Prepared, Signature: make([]byte, 64)}); r.Failure == nil || r.Failure.Category != machine.LedgerBadSignature {
 		t.Fatalf("a bad signature: %+v", r.Failure)
 	}
 }

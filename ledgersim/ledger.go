@@ -22,6 +22,8 @@ type Ledger struct {
 	// now is the latest time any call stamped (never digested): ledger time never goes
 	// backwards even if the clock does.
 	now time.Time
+	// blobKey authenticates the serialized prepared transactions (blob.go).
+	blobKey []byte
 }
 
 // New builds a ledger at genesis from cfg: the catalog, the internal parties (and the
@@ -33,6 +35,7 @@ func New(cfg Config) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{cfg: c}
+	l.blobKey = blobKey(&l.cfg)
 	st := newState(&l.cfg)
 	l.st = st
 	for _, p := range c.Parties {
@@ -165,7 +168,11 @@ func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, er
 		st.refs[cid]++
 	}
 	l.record(in, replay)
-	return p.clone(), nil
+	out := p.clone()
+	if !replay { // a replay's answer goes nowhere
+		out.Blob = l.serialize(p)
+	}
+	return out, nil
 }
 
 // checkPrepare validates and, on success only, stores the prepared transaction.
@@ -205,16 +212,24 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 
 // ---- Execute ----
 
-// Execute runs a prepared transaction with the acting party's Ed25519 signature over its
-// hash: expired → ErrExpired, bad signature → ErrBadSignature, an input spent since
-// prepare → ErrInactive; otherwise it commits atomically. A command id of the party that
-// already took effect (this prepared transaction's or another's) → ErrDuplicate.
-func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
-	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedID},
-		func() (Update, error) { return l.execute(preparedID, signature) })
+// Execute runs a prepared transaction, handed back as the blob Prepare serialized
+// (Prepared.Blob), with the acting party's Ed25519 signature over its hash. A blob that
+// is malformed, altered or not this ledger's → ErrInvalid; expired → ErrExpired, bad
+// signature → ErrBadSignature, an input spent since prepare → ErrInactive; otherwise it
+// commits atomically. A command id of the party that already took effect (this prepared
+// transaction's or another's) → ErrDuplicate.
+func (l *Ledger) Execute(blob []byte, signature []byte) (Update, error) {
+	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedIDOf(blob)},
+		func() (Update, error) { return l.execute(blob, signature) })
 }
 
-func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
+func (l *Ledger) execute(blob []byte, signature []byte) (Update, error) {
+	// Phase 0, outside the lock: the blob's layout and authentication.
+	ob, err := l.open(blob)
+	if err != nil {
+		return Update{}, err
+	}
+	preparedID := ob.id
 	// Phase 1, under the lock: find the transaction and what to verify.
 	l.mu.Lock()
 	now := l.stamp()
@@ -223,6 +238,10 @@ func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
 		u, err := l.lookupGone(preparedID)
 		l.mu.Unlock()
 		return u, err
+	}
+	if r.p.Hash != ob.hash {
+		l.mu.Unlock()
+		return Update{}, newErr(CategoryInvalid, "", "prepared transaction %s: the blob's hash is not the one prepared", preparedID)
 	}
 	if u, done := l.st.doneUpdate(r.p.ActAs, r.p.CommandID); done {
 		l.mu.Unlock()

@@ -29,7 +29,7 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 	// Record time reaches allocateBefore between prepare and execute: refused, and
 	// allocateBefore is exclusive.
 	e.clk.Set(t0.Add(time.Second))
-	_, err = e.l.Execute(p.ID, ed25519.Sign(e.keys[maker], p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(e.keys[maker], p.Hash[:]))
 	wantCat(t, err, CategoryExpired)
 	if !strings.Contains(err.Error(), "allocateBefore") {
 		t.Fatalf("refused for another reason: %v", err)
@@ -44,7 +44,7 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2.clk.Set(t0.Add(time.Second - time.Nanosecond))
-	if _, err := e2.l.Execute(p2.ID, ed25519.Sign(e2.keys[maker2], p2.Hash[:])); err != nil {
+	if _, err := e2.l.Execute(p2.Blob, ed25519.Sign(e2.keys[maker2], p2.Hash[:])); err != nil {
 		t.Fatalf("execute a nanosecond before allocateBefore: %v", err)
 	}
 	e2.wantFree(maker2, "USDCx", "60")
@@ -57,7 +57,7 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	e3.clk.Set(t0.Add(time.Second))
-	_, err = e3.l.Execute(p3.ID, ed25519.Sign(e3.keys[maker3], p3.Hash[:]))
+	_, err = e3.l.Execute(p3.Blob, ed25519.Sign(e3.keys[maker3], p3.Hash[:]))
 	wantCat(t, err, CategoryExpired)
 	if !strings.Contains(err.Error(), "settleBefore") {
 		t.Fatalf("refused for another reason: %v", err)

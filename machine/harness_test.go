@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,6 +48,9 @@ type fakeLedger struct {
 	prepared map[string]preparedTx
 	failures []scriptedFailure
 	n        int
+	// noBlob answers prepares with a prepared id only, as ledgers did before they
+	// serialized the prepared transaction (the benchmark's "before").
+	noBlob bool
 }
 
 type preparedTx struct {
@@ -104,11 +108,19 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 		res.PreparedID = "prep-" + c.CommandID
 		res.Hash = h[:]
 		res.ExpiresAt = now.Add(10 * time.Minute)
+		if !f.noBlob {
+			res.Prepared = fakeBlob(res.PreparedID, h[:])
+		}
 		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command}
 	case OpExecute:
 		p, ok := f.prepared[c.PreparedID]
 		if !ok {
 			res.Failure = &LedgerFailure{Category: LedgerNotFound, Message: "no such prepared transaction"}
+			break
+		}
+		if !f.noBlob && !bytes.Equal(c.Prepared, fakeBlob(c.PreparedID, p.hash)) {
+			// As the ledger: the execute hands back the blob the prepare answered.
+			res.Failure = &LedgerFailure{Category: LedgerRejected, Message: "not the prepared transaction's blob"}
 			break
 		}
 		if !ed25519.Verify(f.keys[p.actAs], p.hash, c.Signature) {
@@ -120,6 +132,13 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 		f.effect(c.Command, &res)
 	}
 	return res
+}
+
+// fakeBlob is the fake ledger's serialized prepared transaction: the id and hash, padded to
+// an allocation's size (about 6 KB on ledgersim).
+func fakeBlob(id string, hash []byte) []byte {
+	b := append([]byte("blob:"+id+":"), hash...)
+	return append(b, bytes.Repeat([]byte{0xb1}, 6<<10-len(b))...)
 }
 
 func (f *fakeLedger) effect(cmd *Command, res *LedgerResult) {

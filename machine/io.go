@@ -160,6 +160,10 @@ type LedgerCall struct {
 	PublicKey  []byte   `json:"publicKey,omitempty"`  // OpOnboard
 	PartyID    string   `json:"partyId,omitempty"`    // OpCompleteOnboarding
 	Signatures [][]byte `json:"signatures,omitempty"` // OpCompleteOnboarding
+
+	// Prepared is the serialized prepared transaction the prepare answered (OpExecute):
+	// the ledger keeps none, so the execute hands it back.
+	Prepared []byte `json:"prepared,omitempty"`
 }
 
 // Command is a ledger command; exactly one field is set.
@@ -289,7 +293,17 @@ type LedgerResult struct {
 	AllocationCID  string   `json:"allocationCid,omitempty"`
 	InstructionCID string   `json:"instructionCid,omitempty"`
 	Receipts       []string `json:"receipts,omitempty"`
+
+	// Prepared is the serialized prepared transaction (OpPrepare), at most
+	// MaxPreparedBytes: opaque to the desk, which keeps it with the action and hands it
+	// back at execute.
+	Prepared []byte `json:"prepared,omitempty"`
 }
+
+// MaxPreparedBytes bounds a serialized prepared transaction the desk keeps: an adapter
+// refuses a larger one (rejected), so a pending action costs at most this much more than
+// its fields. A token-standard allocation is about 5 KiB.
+const MaxPreparedBytes = 64 << 10
 
 // Kind names the input in the journal.
 func (LedgerResult) Kind() string { return "ledger.result" }
