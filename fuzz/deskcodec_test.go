@@ -66,7 +66,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		// same bytes after the version, socket.opened with what it lacked appended: the
 		// mark (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket
 		// hash ("") for 3 to 5; and ledger.result with the absent prepared transaction (a
-		// nil byte string) appended for all four.
+		// nil byte string) and a zero ledger offset appended for all four.
 		want := b
 		if b[0] >= 3 && b[0] <= 6 {
 			want = append([]byte{7}, b[1:]...)
@@ -82,7 +82,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 				}
 			}
 			if _, ok := env.Input.(machine.LedgerResult); ok {
-				want = append(want, 0)
+				want = append(want, 0, 0) // no blob, offset 0
 			}
 		}
 		if !bytes.Equal(out, want) {

@@ -14,6 +14,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskco/rfqdesk/ledgersim"
@@ -38,6 +39,8 @@ type Adapter struct {
 	Backoff func(n int)
 
 	sent sentOffsets
+	// pages counts the completion pages read (CompletionPages).
+	pages atomic.Int64
 }
 
 // Do runs one call to completion, with retries of transient failures. A command that
@@ -47,6 +50,11 @@ type Adapter struct {
 func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	var res machine.LedgerResult
 	since, known := a.sent.note(call, a.L)
+	if call.Since > 0 && (!known || call.Since < since) {
+		// The offset the desk journaled with the call before its first attempt, in this
+		// process or one before a restart (since.go).
+		since, known = call.Since, true
+	}
 	for attempt := 0; ; attempt++ {
 		var err error
 		res, err = a.once(call)
@@ -54,8 +62,12 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 			if u, ok := a.tookEffect(call, since, known, err); ok {
 				res = machine.LedgerResult{CommandID: call.CommandID}
 				fill(&res, u)
+				res.Offset = a.L.Offset()
 				return res
 			}
+		}
+		if res.Failure == nil {
+			res.Offset = a.L.Offset()
 		}
 		if res.Failure == nil || !transient(res.Failure.Category) || attempt >= a.Retries || ctx.Err() != nil {
 			return res
@@ -73,11 +85,12 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 // unknown outcome, contention, rejected); the ledger checks deduplication before the
 // command, so any other refusal (insufficient funds, a bad signature, ...) means that no
 // attempt took effect. The completions are read from the offset recorded before the
-// call's first attempt in this process (known) and, if that misses, from the ledger's
-// pruning offset; a call first seen now is read from the pruning offset at once: it may
-// be the re-issue of one an earlier process sent, and the desk does not yet journal that
-// offset with its calls. A duplicate that names another submission (an earlier prepared
-// transaction of the same command) is read from the pruning offset too.
+// call's first attempt (known): the one the desk journaled with the call
+// (LedgerCall.Since), or else the one this adapter noted before the first attempt it
+// saw; if that misses, from the ledger's pruning offset. A call with neither (an older
+// desk's re-issue after a restart) is read from the pruning offset at once. A duplicate
+// that names another submission (an earlier prepared transaction of the same command) is
+// read from the pruning offset too.
 func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, err error) (ledgersim.Update, bool) {
 	submission, ok := submissionOf(call)
 	if !ok {

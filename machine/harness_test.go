@@ -51,6 +51,8 @@ type fakeLedger struct {
 	// noBlob answers prepares with a prepared id only, as ledgers did before they
 	// serialized the prepared transaction (the benchmark's "before").
 	noBlob bool
+	// offset counts the effects, as a ledger's offsets do; every answer reports it.
+	offset int64
 }
 
 type preparedTx struct {
@@ -79,6 +81,14 @@ func (f *fakeLedger) cid() string {
 }
 
 func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
+	res := f.answerAt(c, now)
+	if res.Failure == nil {
+		res.Offset = f.offset
+	}
+	return res
+}
+
+func (f *fakeLedger) answerAt(c LedgerCall, now time.Time) LedgerResult {
 	res := LedgerResult{CommandID: c.CommandID}
 	for i, s := range f.failures {
 		if s.match(c) {
@@ -142,6 +152,7 @@ func fakeBlob(id string, hash []byte) []byte {
 }
 
 func (f *fakeLedger) effect(cmd *Command, res *LedgerResult) {
+	f.offset++
 	res.UpdateID = "1220" + f.cid()
 	switch {
 	case cmd.Allocate != nil:

@@ -40,6 +40,7 @@ func encodeInput(e *encoder, in Input) error {
 		e.Str(v.InstructionCID)
 		e.Strs(v.Receipts)
 		e.Bytes(v.Prepared) // since record version 7
+		e.Varint(v.Offset)
 	case RegisterStart:
 		e.Str(v.KeyHash)
 		e.Str(v.DisplayName)
@@ -159,7 +160,7 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		r.ExpiresAt, r.UpdateID, r.AllocationCID, r.InstructionCID = d.Time(), d.Str(), d.Str(), d.Str()
 		r.Receipts = d.Strs()
 		if version == recordVersion {
-			r.Prepared = d.Bytes()
+			r.Prepared, r.Offset = d.Bytes(), d.Varint()
 		}
 		in = r
 	case RegisterStart{}.Kind():

@@ -164,6 +164,11 @@ type LedgerCall struct {
 	// Prepared is the serialized prepared transaction the prepare answered (OpExecute):
 	// the ledger keeps none, so the execute hands it back.
 	Prepared []byte `json:"prepared,omitempty"`
+	// Since is the ledger offset the desk recorded when it first issued this effect
+	// (OpExecute, OpSubmit: Desk.LedgerEnd): its completion comes after it, so the adapter
+	// reads the completion stream from there when it must learn what an earlier attempt
+	// did, also after a restart, when the call is issued again with it.
+	Since int64 `json:"since,omitempty"`
 }
 
 // Command is a ledger command; exactly one field is set.
@@ -298,6 +303,9 @@ type LedgerResult struct {
 	// MaxPreparedBytes: opaque to the desk, which keeps it with the action and hands it
 	// back at execute.
 	Prepared []byte `json:"prepared,omitempty"`
+	// Offset is the ledger's end when the call succeeded (0: a failure, or not known); the
+	// desk keeps the highest (Desk.LedgerEnd) to record with the calls it issues.
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // MaxPreparedBytes bounds a serialized prepared transaction the desk keeps: an adapter

@@ -6,8 +6,9 @@ import "strconv"
 // bytes the ledger answered a prepare with and takes back at execute. One lives in the
 // allocation it was prepared for until its action is made, then in the action, and in the
 // execute call while that is with the ledger. The snapshot keeps them in a section of
-// their own after the stream tickets (since snapshot version 5), so that the entities'
-// encodings stay as older desks wrote them.
+// their own after the stream tickets (since snapshot version 5), with the ledger offsets
+// the desk records with its calls (Desk.LedgerEnd, LedgerCall.Since), so that the
+// entities' encodings stay as older desks wrote them.
 
 // preparedKey names the i-th allocation of a quote ("q") or a trade ("t") in the section.
 func preparedKey(kind, entity string, i int) string {
@@ -57,6 +58,22 @@ func writePreparedSection(e *encoder, d *Desk) {
 	for _, m := range []map[string][]byte{actions, executes, allocs, calls} {
 		writeMap(e, m, (*encoder).Bytes)
 	}
+	// The completion offsets recorded with the calls (LedgerCall.Since), and the ledger
+	// end the next calls record.
+	e.Varint(d.LedgerEnd)
+	execSince, callSince := map[string]int64{}, map[string]int64{}
+	for id, x := range d.Actions {
+		if x != nil && x.Execute != nil && x.Execute.Since != 0 {
+			execSince[id] = x.Execute.Since
+		}
+	}
+	for k, c := range d.Pending {
+		if c != nil && c.Call.Since != 0 {
+			callSince[k] = c.Call.Since
+		}
+	}
+	writeMap(e, execSince, (*encoder).Varint)
+	writeMap(e, callSince, (*encoder).Varint)
 }
 
 // readPreparedSection reads what writePreparedSection wrote and puts every blob back in
@@ -66,8 +83,21 @@ func readPreparedSection(dec *decoder, d *Desk) {
 	executes := readMap(dec, (*decoder).Str, (*decoder).Bytes)
 	allocs := readMap(dec, (*decoder).Str, (*decoder).Bytes)
 	calls := readMap(dec, (*decoder).Str, (*decoder).Bytes)
+	d.LedgerEnd = dec.Varint()
+	execSince := readMap(dec, (*decoder).Str, (*decoder).Varint)
+	callSince := readMap(dec, (*decoder).Str, (*decoder).Varint)
 	if dec.Err() != nil {
 		return
+	}
+	for id, s := range execSince {
+		if x := d.Actions[id]; x != nil && x.Execute != nil {
+			x.Execute.Since = s
+		}
+	}
+	for k, s := range callSince {
+		if c := d.Pending[k]; c != nil {
+			c.Call.Since = s
+		}
 	}
 	for id, b := range actions {
 		if x := d.Actions[id]; x != nil {

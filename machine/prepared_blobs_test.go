@@ -10,7 +10,9 @@ import (
 // TestPreparedBlobTravels: the serialized prepared transaction a prepare answers is kept
 // with the action (not in the allocation once the action holds it), survives a restart
 // (the snapshot's prepared section) and goes back to the ledger with the signature: the
-// fake ledger, like ledgersim, refuses an execute without it.
+// fake ledger, like ledgersim, refuses an execute without it. The execute records the
+// ledger offset the desk knew when it was first issued (LedgerCall.Since), and the call
+// issued again after a restart carries the same.
 func TestPreparedBlobTravels(t *testing.T) {
 	h := newHarness(t)
 	a := h.maker("Alpha")
@@ -43,10 +45,19 @@ func TestPreparedBlobTravels(t *testing.T) {
 	if len(calls) == 0 {
 		t.Fatal("no execute sent")
 	}
+	end := h.d.LedgerEnd
+	if end == 0 {
+		t.Fatal("the desk recorded no ledger offset from the results")
+	}
+	since := map[string]int64{}
 	for _, c := range calls {
 		if c.Op != OpExecute || !bytes.Equal(c.Prepared, h.d.Actions[actionOfCall(t, h, c)].Prepared) {
 			t.Fatalf("the execute %s does not carry the action's blob", c.CommandID)
 		}
+		if c.Since != end {
+			t.Fatalf("the execute %s records offset %d, the desk knew %d", c.CommandID, c.Since, end)
+		}
+		since[c.CommandID] = c.Since
 	}
 	// Restarted with the executes in flight: the re-issued calls still carry the blobs.
 	h.d = roundTrip(t, h.d)
@@ -58,6 +69,9 @@ func TestPreparedBlobTravels(t *testing.T) {
 			n++
 			if len(c.Prepared) != 6<<10 {
 				t.Fatalf("the re-issued execute %s carries %d bytes", c.CommandID, len(c.Prepared))
+			}
+			if c.Since != since[c.CommandID] {
+				t.Fatalf("the re-issued execute %s records offset %d, first issued with %d", c.CommandID, c.Since, since[c.CommandID])
 			}
 		}
 	}
@@ -83,8 +97,8 @@ func actionOfCall(t *testing.T, h *harness, c LedgerCall) string {
 	return ""
 }
 
-// TestPreparedBlobRecordVersions: ledger.result carries the blob since record version 7; a
-// version 6 record (version 7 without it) decodes with none.
+// TestPreparedBlobRecordVersions: ledger.result carries the blob and the ledger offset since
+// record version 7; a version 6 record (version 7 without them) decodes with neither.
 func TestPreparedBlobRecordVersions(t *testing.T) {
 	res := LedgerResult{CommandID: "c", PreparedID: "p", Hash: []byte{1, 2}, ExpiresAt: t0.Add(time.Minute), Prepared: fakeBlob("p", []byte{1, 2})}
 	b, err := EncodeEnvelope(Envelope{Seq: 3, At: t0, Input: res})
@@ -103,7 +117,7 @@ func TestPreparedBlobRecordVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v6 := slices.Clone(b[:len(b)-1]) // without the absent blob
+	v6 := slices.Clone(b[:len(b)-2]) // without the absent blob and the zero offset
 	v6[0] = recordVersion6
 	env, err = DecodeEnvelope(v6)
 	if err != nil {
@@ -123,10 +137,16 @@ func TestPreparedBlobSnapshotVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b[len(b)-4:], []byte{0, 0, 0, 0}) {
-		t.Fatalf("a desk keeping no blob ends its snapshot with %v, want four empty maps", b[len(b)-4:])
+	const section = 7 // four empty maps of blobs, the ledger end, two empty maps of offsets
+	h.d.LedgerEnd = 0 // the registration's answers reported offsets
+	b, err = h.d.EncodeSnapshot()
+	if err != nil {
+		t.Fatal(err)
 	}
-	v4 := slices.Clone(b[:len(b)-4])
+	if !bytes.Equal(b[len(b)-section:], make([]byte, section)) {
+		t.Fatalf("a desk keeping no blob ends its snapshot with %v, want an empty section", b[len(b)-section:])
+	}
+	v4 := slices.Clone(b[:len(b)-section])
 	v4[len(snapshotMagic)] = snapshotVersion4
 	d, err := Restore(v4)
 	if err != nil {
