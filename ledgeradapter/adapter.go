@@ -49,12 +49,7 @@ type Adapter struct {
 // deduplication promises, and the desk must never fail a trade the ledger settled.
 func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	var res machine.LedgerResult
-	since, known := a.sent.note(call, a.L)
-	if call.Since > 0 && (!known || call.Since < since) {
-		// The offset the desk journaled with the call before its first attempt, in this
-		// process or one before a restart (since.go).
-		since, known = call.Since, true
-	}
+	since, known := a.noteSince(call)
 	for attempt := 0; ; attempt++ {
 		var err error
 		res, err = a.once(call)
@@ -262,6 +257,11 @@ func failure(err error) *machine.LedgerFailure {
 		cat = machine.LedgerContention
 	case ledgersim.CategoryInactive:
 		cat = machine.LedgerInactive
+	case ledgersim.CategoryAlreadyInFlight:
+		// The same command is in flight (Canton's SUBMISSION_ALREADY_IN_FLIGHT): its
+		// outcome is not known yet, and the call sent again learns it (a duplicate, read
+		// from the completion stream).
+		cat = machine.LedgerUnknownOutcome
 	case ledgersim.CategoryDuplicate:
 		// The command took effect, but its completion was not found (pruned since):
 		// the machine keeps asking, as for an outcome it cannot know.

@@ -1,5 +1,7 @@
 package ledgeradapter
 
+import "github.com/deskco/rfqdesk/machine"
+
 // The completion offset journaled with each call.
 //
 // Canton's way to learn the outcome of a command whose answer was lost is to read the
@@ -18,3 +20,14 @@ package ledgeradapter
 // CompletionPages reports how many pages of the completion stream the adapter has read,
 // to learn what earlier attempts of its calls did: the cost of recovering outcomes.
 func (a *Adapter) CompletionPages() int64 { return a.pages.Load() }
+
+// noteSince returns the offset a completion of call must come after, and whether one was
+// recorded before its first attempt: the lower of the desk's (call.Since) and this
+// adapter's own note.
+func (a *Adapter) noteSince(call machine.LedgerCall) (int64, bool) {
+	since, known := a.sent.note(call, a.L)
+	if call.Since > 0 && (!known || call.Since < since) {
+		since, known = call.Since, true
+	}
+	return since, known
+}

@@ -1,7 +1,6 @@
 package ledgersim
 
 import (
-	"crypto/ed25519"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,8 @@ type Ledger struct {
 	now time.Time
 	// blobKey authenticates the serialized prepared transactions (blob.go).
 	blobKey []byte
+	// flying are the executes in flight (inflight.go), under mu.
+	flying flights
 }
 
 // New builds a ledger at genesis from cfg: the catalog, the internal parties (and the
@@ -224,50 +225,12 @@ func (l *Ledger) Execute(blob []byte, signature []byte) (Update, error) {
 }
 
 func (l *Ledger) execute(blob []byte, signature []byte) (Update, error) {
-	// Phase 0, outside the lock: the blob's layout and authentication.
-	ob, err := l.open(blob)
+	f, err := l.beginExecute(blob, signature) // inflight.go
 	if err != nil {
 		return Update{}, err
 	}
-	preparedID := ob.id
-	// Phase 1, under the lock: find the transaction and what to verify.
-	l.mu.Lock()
-	now := l.stamp()
-	r := l.st.prepared[preparedID]
-	if r == nil {
-		u, err := l.lookupGone(preparedID)
-		l.mu.Unlock()
-		return u, err
-	}
-	if r.p.Hash != ob.hash {
-		l.mu.Unlock()
-		return Update{}, newErr(CategoryInvalid, "", "prepared transaction %s: the blob's hash is not the one prepared", preparedID)
-	}
-	if u, done := l.st.doneUpdate(r.p.ActAs, r.p.CommandID); done {
-		l.mu.Unlock()
-		return Update{}, duplicate(u)
-	}
-	if !now.Before(r.p.ExpiresAt) {
-		l.mu.Unlock()
-		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
-	}
-	pub := l.st.parties[r.p.ActAs].PublicKey
-	hash := r.p.Hash
-	l.mu.Unlock()
-
-	// Phase 2, outside the lock: the signature.
-	if len(signature) != ed25519.SignatureSize || !ed25519.Verify(pub, hash[:], signature) {
-		return Update{}, newErr(CategoryBadSignature, "", "signature does not verify with the key of %s", r.p.ActAs)
-	}
-
-	// Phase 3, under the lock: re-check and commit.
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	in := &Input{Kind: InputExecute, At: l.stamp(), PreparedID: preparedID}
-	if l.cfg.Recorder != nil { // the signature is recorded for audit
-		in.Signature = append([]byte(nil), signature...)
-	}
-	return l.applyExecute(in, false)
+	l.sleep(l.cfg.SequencingDelay)
+	return f.commit()
 }
 
 // lookupGone answers for a prepared id that is not live: executed (a duplicate of its
@@ -389,6 +352,9 @@ func (l *Ledger) applySubmit(in *Input, cmd Command, replay bool) (Update, error
 	pl, err := ck.check(cmd)
 	if err != nil {
 		return fail(err)
+	}
+	if cid, ok := l.flying.lockedInput(pl.inputs()); ok { // never on replay: nothing flies
+		return fail(newErr(CategoryContention, "", "input contract %s is locked by a transaction in flight", cid))
 	}
 	u := l.commit(now, in.ActAs, in.CommandID, "", cmd.Kind(), pl)
 	if replay && in.UpdateID != u.UpdateID {
