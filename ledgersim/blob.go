@@ -131,37 +131,30 @@ func rootOf(k CommandKind) (template, choice string) {
 	return pkgAmulet + ":Splice.AmuletRules:AmuletRules", "AmuletRules_CreateTransferPreapproval"
 }
 
-// disclosedFor lists the registry contracts a command's factory or choice needs disclosed
-// (name, template, created-event blob size), as Splice's registry API hands them out.
-func disclosedFor(k CommandKind) []struct {
+// disclosure is a registry contract a command's factory or choice needs disclosed: its
+// name (which derives its contract id), template and created-event blob size.
+type disclosure struct {
 	name, template string
 	size           int
-} {
-	rules := struct {
-		name, template string
-		size           int
-	}{"amulet-rules", pkgAmulet + ":Splice.AmuletRules:AmuletRules", blobSizeRules}
-	round := struct {
-		name, template string
-		size           int
-	}{"open-round", pkgAmulet + ":Splice.Round:OpenMiningRound", blobSizeRound}
+}
+
+// Registry contracts disclosed to prepared transactions, as Splice's registry API hands
+// them out.
+var (
+	discRules = disclosure{"amulet-rules", pkgAmulet + ":Splice.AmuletRules:AmuletRules", blobSizeRules}
+	discRound = disclosure{"open-round", pkgAmulet + ":Splice.Round:OpenMiningRound", blobSizeRound}
+)
+
+// disclosedFor lists the registry contracts a command needs disclosed.
+func disclosedFor(k CommandKind) []disclosure {
 	switch k {
 	case KindAllocate, KindTransfer:
 		tpl, _ := rootOf(k)
-		return []struct {
-			name, template string
-			size           int
-		}{rules, round, {"factory", tpl, blobSizeFactory}}
+		return []disclosure{discRules, discRound, {"factory", tpl, blobSizeFactory}}
 	case KindAcceptTransfer, KindRejectTransfer, KindWithdrawTransfer, KindSettle:
-		return []struct {
-			name, template string
-			size           int
-		}{rules, round}
+		return []disclosure{discRules, discRound}
 	}
-	return []struct {
-		name, template string
-		size           int
-	}{rules}
+	return []disclosure{discRules}
 }
 
 // blobKey is the ledger's key authenticating the blobs it serializes: it derives from the
