@@ -30,8 +30,8 @@ const snapshotMagic = "RFQDDESK"
 // makers' protections (maker_protection.go), the idempotency records (idempotency.go),
 // the declines section, which it always writes (an empty one is a zero count), and the
 // makers' scorecards (scorecard.go); version 4 the stream tickets after the scorecards
-// (stream_ticket.go); version 5 the serialized prepared transactions after the stream
-// tickets (prepared_blobs.go).
+// (stream_ticket.go); version 5 the serialized prepared transactions and the ledger
+// offsets recorded with the calls after the stream tickets (prepared_blobs.go).
 const snapshotVersion = 5
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
@@ -49,8 +49,8 @@ const snapshotVersion2 = 2
 // none).
 const snapshotVersion3 = 3
 
-// snapshotVersion4 is read too: version 5 without the prepared transactions (an older
-// ledger answered a prepared id only, so an older desk kept none).
+// snapshotVersion4 is read too: version 5 without the prepared transactions and offsets
+// (an older ledger answered a prepared id only and no offset, so an older desk kept none).
 const snapshotVersion4 = 4
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
