@@ -3,6 +3,7 @@ package ledgeradapter_test
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"testing"
 	"time"
 
@@ -61,5 +62,36 @@ func TestExecutesInFlight(t *testing.T) {
 	}
 	if f, again := a.Begin(ctx, exec("x1c", p1)); f != nil || again.Failure != nil || again.UpdateID != done.UpdateID {
 		t.Fatalf("the repeat after the commit: %+v, want update %s", again, done.UpdateID)
+	}
+}
+
+// TestOversizedPreparedRefused: a prepared transaction larger than the desk keeps per
+// action (machine.MaxPreparedBytes: here an allocation spending 80 small holdings, each
+// carried in the blob as a full contract instance) is answered as a rejected prepare, so
+// the machine never holds it.
+func TestOversizedPreparedRefused(t *testing.T) {
+	a, ps := embedded(t)
+	party, priv := onboard(t, a, "maker")
+	for i := range 80 {
+		drip := do(t, a, machine.LedgerCall{CommandID: fmt.Sprintf("drip%d", i), Op: machine.OpSubmit, ActAs: ps.Reservoir,
+			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: party, Instrument: "usdcx-registry", Amount: money.MustParse("1")}}})
+		acc := do(t, a, machine.LedgerCall{CommandID: fmt.Sprintf("accept%d", i), Op: machine.OpPrepare, ActAs: party,
+			Command: &machine.Command{AcceptTransfer: &machine.AcceptTransferCmd{InstructionCID: drip.InstructionCID}}})
+		if r := do(t, a, machine.LedgerCall{CommandID: fmt.Sprintf("x%d", i), Op: machine.OpExecute, ActAs: party, PreparedID: acc.PreparedID,
+			Prepared: acc.Prepared, Signature: ed25519.Sign(priv, acc.Hash)}); r.Failure != nil {
+			t.Fatalf("deposit %d: %+v", i, r.Failure)
+		}
+	}
+	alloc := func(amount string) machine.LedgerResult {
+		return do(t, a, machine.LedgerCall{CommandID: "big-" + amount, Op: machine.OpPrepare, ActAs: party, Command: &machine.Command{Allocate: &machine.AllocateCmd{
+			Executor: ps.Operator, SettlementID: "s", LegID: "l-" + amount, Owner: party, Send: true, Instrument: "usdcx-registry",
+			Amount: money.MustParse(amount), SettleBefore: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)}}})
+	}
+	if small := alloc("2"); small.Failure != nil || len(small.Prepared) == 0 || len(small.Prepared) > machine.MaxPreparedBytes {
+		t.Fatalf("a two-holding allocation: %d bytes, %+v", len(small.Prepared), small.Failure)
+	}
+	big := alloc("80")
+	if big.Failure == nil || big.Failure.Category != machine.LedgerRejected || big.Prepared != nil {
+		t.Fatalf("an allocation of 80 holdings: %d bytes, %+v; want rejected", len(big.Prepared), big.Failure)
 	}
 }
