@@ -62,13 +62,14 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded record %x does not encode: %v", b, err)
 		}
-		// A record of a previous version (3 to 5, still read) re-encodes as version 6: the
-		// same bytes after the version, and socket.opened with what it lacked appended: the
+		// A record of a previous version (3 to 6, still read) re-encodes as version 7: the
+		// same bytes after the version, socket.opened with what it lacked appended: the
 		// mark (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket
-		// hash ("") for all three.
+		// hash ("") for 3 to 5; and ledger.result with the absent prepared transaction (a
+		// nil byte string) and a zero ledger offset appended for all four.
 		want := b
-		if b[0] >= 3 && b[0] <= 5 {
-			want = append([]byte{6}, b[1:]...)
+		if b[0] >= 3 && b[0] <= 6 {
+			want = append([]byte{7}, b[1:]...)
 			if _, ok := env.Input.(machine.SocketOpened); ok {
 				if b[0] == 3 {
 					want = append(want, 0)
@@ -76,7 +77,12 @@ func FuzzDecodeEnvelope(f *testing.F) {
 				if b[0] <= 4 {
 					want = append(want, 0, 0)
 				}
-				want = append(want, 0)
+				if b[0] <= 5 {
+					want = append(want, 0)
+				}
+			}
+			if _, ok := env.Input.(machine.LedgerResult); ok {
+				want = append(want, 0, 0) // no blob, offset 0
 			}
 		}
 		if !bytes.Equal(out, want) {

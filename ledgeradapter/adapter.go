@@ -14,6 +14,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskco/rfqdesk/ledgersim"
@@ -38,6 +39,8 @@ type Adapter struct {
 	Backoff func(n int)
 
 	sent sentOffsets
+	// pages counts the completion pages read (CompletionPages).
+	pages atomic.Int64
 }
 
 // Do runs one call to completion, with retries of transient failures. A command that
@@ -46,7 +49,7 @@ type Adapter struct {
 // deduplication promises, and the desk must never fail a trade the ledger settled.
 func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	var res machine.LedgerResult
-	since, known := a.sent.note(call, a.L)
+	since, known := a.noteSince(call)
 	for attempt := 0; ; attempt++ {
 		var err error
 		res, err = a.once(call)
@@ -54,8 +57,12 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 			if u, ok := a.tookEffect(call, since, known, err); ok {
 				res = machine.LedgerResult{CommandID: call.CommandID}
 				fill(&res, u)
+				res.Offset = a.L.Offset()
 				return res
 			}
+		}
+		if res.Failure == nil {
+			res.Offset = a.L.Offset()
 		}
 		if res.Failure == nil || !transient(res.Failure.Category) || attempt >= a.Retries || ctx.Err() != nil {
 			return res
@@ -73,11 +80,12 @@ func (a *Adapter) Do(ctx context.Context, call machine.LedgerCall) machine.Ledge
 // unknown outcome, contention, rejected); the ledger checks deduplication before the
 // command, so any other refusal (insufficient funds, a bad signature, ...) means that no
 // attempt took effect. The completions are read from the offset recorded before the
-// call's first attempt in this process (known) and, if that misses, from the ledger's
-// pruning offset; a call first seen now is read from the pruning offset at once: it may
-// be the re-issue of one an earlier process sent, and the desk does not yet journal that
-// offset with its calls. A duplicate that names another submission (an earlier prepared
-// transaction of the same command) is read from the pruning offset too.
+// call's first attempt (known): the one the desk journaled with the call
+// (LedgerCall.Since), or else the one this adapter noted before the first attempt it
+// saw; if that misses, from the ledger's pruning offset. A call with neither (an older
+// desk's re-issue after a restart) is read from the pruning offset at once. A duplicate
+// that names another submission (an earlier prepared transaction of the same command) is
+// read from the pruning offset too.
 func (a *Adapter) tookEffect(call machine.LedgerCall, since int64, known bool, err error) (ledgersim.Update, bool) {
 	submission, ok := submissionOf(call)
 	if !ok {
@@ -161,9 +169,15 @@ func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 		if err != nil {
 			return fail(err)
 		}
+		if len(p.Blob) > machine.MaxPreparedBytes {
+			// Beyond what the desk keeps per action: never handed to the machine.
+			return fail(&ledgersim.Error{Category: ledgersim.CategoryRejected, Op: "prepare",
+				Msg: fmt.Sprintf("prepared transaction of %d bytes, more than the desk keeps (%d)", len(p.Blob), machine.MaxPreparedBytes)})
+		}
 		res.PreparedID, res.Hash, res.ExpiresAt = p.ID, append([]byte(nil), p.Hash[:]...), p.ExpiresAt
+		res.Prepared = p.Blob
 	case machine.OpExecute:
-		u, err := a.L.Execute(call.PreparedID, call.Signature)
+		u, err := a.L.Execute(call.Prepared, call.Signature)
 		if err != nil {
 			return fail(err)
 		}
@@ -243,6 +257,11 @@ func failure(err error) *machine.LedgerFailure {
 		cat = machine.LedgerContention
 	case ledgersim.CategoryInactive:
 		cat = machine.LedgerInactive
+	case ledgersim.CategoryAlreadyInFlight:
+		// The same command is in flight (Canton's SUBMISSION_ALREADY_IN_FLIGHT): its
+		// outcome is not known yet, and the call sent again learns it (a duplicate, read
+		// from the completion stream).
+		cat = machine.LedgerUnknownOutcome
 	case ledgersim.CategoryDuplicate:
 		// The command took effect, but its completion was not found (pruned since):
 		// the machine keeps asking, as for an outcome it cannot know.

@@ -81,11 +81,11 @@ func TestNativeCoinNeedsTheDesksPreapproval(t *testing.T) {
 	if prep.Failure != nil || len(prep.Hash) != 32 {
 		t.Fatalf("prepare accept: %+v", prep)
 	}
-	bad := do(t, a, machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, PreparedID: prep.PreparedID, Signature: make([]byte, 64)})
+	bad := do(t, a, machine.LedgerCall{CommandID: "x1", Op: machine.OpExecute, PreparedID: prep.PreparedID, Prepared: prep.Prepared, Signature: make([]byte, 64)})
 	if bad.Failure == nil || bad.Failure.Category != machine.LedgerBadSignature {
 		t.Fatalf("a bad signature: %+v", bad)
 	}
-	if ok := do(t, a, machine.LedgerCall{CommandID: "x2", Op: machine.OpExecute, PreparedID: prep.PreparedID, Signature: ed25519.Sign(priv, prep.Hash)}); ok.Failure != nil {
+	if ok := do(t, a, machine.LedgerCall{CommandID: "x2", Op: machine.OpExecute, PreparedID: prep.PreparedID, Prepared: prep.Prepared, Signature: ed25519.Sign(priv, prep.Hash)}); ok.Failure != nil {
 		t.Fatalf("execute: %+v", ok.Failure)
 	}
 	hs := a.Holdings(party)
@@ -102,7 +102,7 @@ func TestFailureCategories(t *testing.T) {
 		call machine.LedgerCall
 		want string
 	}{
-		{"unknown prepared transaction", machine.LedgerCall{CommandID: "e", Op: machine.OpExecute, PreparedID: "nope", Signature: make([]byte, 64)}, machine.LedgerNotFound},
+		{"not a prepared transaction", machine.LedgerCall{CommandID: "e", Op: machine.OpExecute, PreparedID: "nope", Prepared: []byte("nope"), Signature: make([]byte, 64)}, machine.LedgerRejected},
 		{"reservoir cannot cover", machine.LedgerCall{CommandID: "t", Op: machine.OpSubmit, ActAs: ps.FeeParty,
 			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.FeeParty, Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("1")}}}, machine.LedgerInsufficientFunds},
 		{"no command", machine.LedgerCall{CommandID: "n", Op: machine.OpSubmit, ActAs: ps.Operator}, machine.LedgerInternal},

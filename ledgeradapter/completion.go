@@ -73,6 +73,7 @@ func submissionOf(call machine.LedgerCall) (string, bool) {
 func (a *Adapter) completed(actAs, submission string, since int64) (ledgersim.Update, bool) {
 	from := max(since, a.L.PruningOffset())
 	for pruned := 0; ; {
+		a.pages.Add(1)
 		page, err := a.L.Completions(actAs, from, ledgersim.MaxCompletionsPage)
 		if ledgersim.CategoryOf(err) == ledgersim.CategoryNotFound && pruned < 3 {
 			// A commit pruned the window's oldest since the pruning offset was read:

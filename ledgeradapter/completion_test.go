@@ -96,7 +96,7 @@ func TestInactiveAndRefusalsNeedNoCompletions(t *testing.T) {
 	if p3.Failure != nil {
 		t.Fatal(p3.Failure)
 	}
-	if r := do(t, a, machine.LedgerCall{CommandID: "e3", Op: machine.OpExecute, ActAs: party, PreparedID: p3.PreparedID, Signature: make([]byte, 64)}); r.Failure == nil || r.Failure.Category != machine.LedgerBadSignature {
+	if r := do(t, a, machine.LedgerCall{CommandID: "e3", Op: machine.OpExecute, ActAs: party, PreparedID: p3.PreparedID, Prepared: p3.Prepared, Signature: make([]byte, 64)}); r.Failure == nil || r.Failure.Category != machine.LedgerBadSignature {
 		t.Fatalf("a bad signature: %+v", r.Failure)
 	}
 }
@@ -133,5 +133,58 @@ func TestRecordedOffsetIsOnlyAHint(t *testing.T) {
 	}
 	if again := do(t, a, call); again.Failure != nil || again.UpdateID != u.UpdateID {
 		t.Fatalf("the repeat: %+v, want update %s (at offset %d)", again, u.UpdateID, u.Offset)
+	}
+}
+
+// TestRestartBetweenSubmitAndAnswer: the desk sent a submit, the ledger committed it, and
+// the process died before the answer (a crash, or an adapter that never answered). After
+// the restart the desk issues the call again with the offset it journaled before the first
+// attempt (LedgerCall.Since); the ledger refuses the repeat as a duplicate, and a fresh
+// adapter finds the outcome in the completion stream read from that offset: one page,
+// where reading from the pruning offset (the call without it, as before the desk journaled
+// it) pages through every completion of the retained window. Canton's pattern: the
+// completion stream from a recorded ledger end (ledger-api CommandCompletionService,
+// CompletionStreamRequest.begin_exclusive).
+func TestRestartBetweenSubmitAndAnswer(t *testing.T) {
+	a, ps := embedded(t)
+	transfer := func(id string) machine.LedgerCall {
+		return machine.LedgerCall{CommandID: id, Op: machine.OpSubmit, ActAs: ps.Reservoir,
+			Command: &machine.Command{Transfer: &machine.TransferCmd{Sender: ps.Reservoir, Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01")}}}
+	}
+	var last machine.LedgerResult
+	for i := range 2*ledgersim.MaxCompletionsPage + 10 {
+		if last = do(t, a, transfer(fmt.Sprintf("t%d", i))); last.Failure != nil {
+			t.Fatalf("transfer %d: %+v", i, last.Failure)
+		}
+	}
+	if last.Offset != a.L.Offset() || last.Offset == 0 {
+		t.Fatalf("a result reports offset %d, the ledger's end is %d", last.Offset, a.L.Offset())
+	}
+	// The desk records the ledger end it knows with the call, then the process sends it
+	// and dies before the answer.
+	call := transfer("lost")
+	call.Since = last.Offset
+	first, err := a.L.Submit(ps.Reservoir, ledgersim.Transfer{Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01")}, "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		since int64
+		pages int64
+	}{
+		{"with the journaled offset", call.Since, 1},
+		{"without it", 0, 3},
+	} {
+		restarted := &ledgeradapter.Adapter{L: a.L}
+		c := call
+		c.Since = tc.since
+		got := do(t, restarted, c)
+		if got.Failure != nil || got.UpdateID != first.UpdateID || got.InstructionCID != first.TransferInstruction {
+			t.Fatalf("%s: the re-issued submit answered %+v, want update %s", tc.name, got, first.UpdateID)
+		}
+		if n := restarted.CompletionPages(); n != tc.pages {
+			t.Errorf("%s: %d completion pages read, want %d", tc.name, n, tc.pages)
+		}
 	}
 }

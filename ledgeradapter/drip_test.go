@@ -23,5 +23,5 @@ func dripped(t *testing.T, a *ledgeradapter.Adapter, ps ledgeradapter.Parties, p
 // signedExecute is the call, with command id id, that executes the prepared transaction
 // of p as party, signed with party's key priv.
 func signedExecute(id, party string, priv ed25519.PrivateKey, p machine.LedgerResult) machine.LedgerCall {
-	return machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Signature: ed25519.Sign(priv, p.Hash)}
+	return machine.LedgerCall{CommandID: id, Op: machine.OpExecute, ActAs: party, PreparedID: p.PreparedID, Prepared: p.Prepared, Signature: ed25519.Sign(priv, p.Hash)}
 }

@@ -48,6 +48,9 @@ type Embedded struct {
 	// ledgersim.DefaultDedupWindow). It decides what the ledger forgets, so a replay must
 	// pass the one the ledger ran with.
 	DedupWindow time.Duration
+	// SequencingDelay keeps each execute in flight this long (ledgersim.Config.
+	// SequencingDelay; 0: none). An adapter's Begin leaves the wait to its caller.
+	SequencingDelay time.Duration
 }
 
 // Parties are the ledger ids of the desk's own parties after genesis.
@@ -67,6 +70,7 @@ func NewEmbedded(e Embedded) (*Adapter, Parties, error) {
 	cfg := ledgersim.Config{
 		Profile: ledgersim.Profile(e.Network), Clock: e.Clock, Seed: e.Seed,
 		FaultPlan: e.FaultPlan, Sleep: e.Sleep, Recorder: e.Recorder, DedupWindow: e.DedupWindow,
+		SequencingDelay: e.SequencingDelay,
 	}
 	for _, in := range e.Catalog {
 		bySymbol[in.Symbol] = in

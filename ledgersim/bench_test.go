@@ -274,7 +274,7 @@ func allocate(b *testing.B, e *env, lm *meter, bl *baseline, party string, k ed2
 	sig := ed25519.Sign(k, p.Hash[:])
 	bl.once(b)
 	lm.start()
-	u, err := e.l.Execute(p.ID, sig)
+	u, err := e.l.Execute(p.Blob, sig)
 	lm.stop()
 	return u, err
 }

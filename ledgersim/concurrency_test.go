@@ -32,7 +32,7 @@ func TestConcurrentExecutes(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				u, err := e.l.Execute(pr.ID, ed25519.Sign(k, pr.Hash[:]))
+				u, err := e.l.Execute(pr.Blob, ed25519.Sign(k, pr.Hash[:]))
 				if err != nil {
 					t.Error(err)
 					return

@@ -53,6 +53,11 @@ type Config struct {
 	// Recorder receives every state-changing Input, in apply order, under the ledger's
 	// lock: it must be fast and must not call back into the Ledger.
 	Recorder func(Input)
+	// SequencingDelay is how long an execute stays in flight between its sequencing and
+	// its commit (0: none): its inputs are locked and its command id is in flight
+	// meanwhile (inflight.go). Execute reports it to Sleep outside the lock; BeginExecute
+	// leaves the wait to its caller (a simulation commits on its virtual clock).
+	SequencingDelay time.Duration
 }
 
 // DefaultPreparedLifetime is Config.PreparedLifetime's default.

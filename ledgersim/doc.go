@@ -37,6 +37,11 @@
 //     deduplicated by (acting party, command id), as Canton does: a repeat of one that
 //     took effect is refused ErrDuplicate naming the earlier submission, and its outcome
 //     is read from Completions (completions.go).
+//   - Prepare answers the prepared transaction serialized (Prepared.Blob, blob.go), which
+//     Execute takes back. An execute is in flight for Config.SequencingDelay between its
+//     sequencing and its commit (inflight.go): its inputs are locked (a concurrent
+//     execute or submit naming one: ErrContention) and its command id is in flight (a
+//     concurrent duplicate: ErrAlreadyInFlight).
 //
 // # Determinism and journaling
 //

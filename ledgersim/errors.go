@@ -30,6 +30,7 @@ const (
 	CategoryMismatch                            // a settlement's legs and allocations do not match
 	CategoryInactive                            // an input contract was archived since prepare (Canton's INACTIVE_CONTRACTS): the prepared transaction can never commit
 	CategoryDuplicate                           // the command id of the acting party already took effect (Canton's DUPLICATE_COMMAND, see Error.SubmissionID)
+	CategoryAlreadyInFlight                     // a submission of the same command id of the acting party is in flight (Canton's SUBMISSION_ALREADY_IN_FLIGHT): its outcome comes through the completion stream
 )
 
 var categoryNames = [...]string{
@@ -52,6 +53,7 @@ var categoryNames = [...]string{
 	CategoryMismatch:            "mismatch",
 	CategoryInactive:            "inactive",
 	CategoryDuplicate:           "duplicate command",
+	CategoryAlreadyInFlight:     "submission already in flight",
 }
 
 // String names the category.
@@ -63,11 +65,11 @@ func (c Category) String() string {
 }
 
 // Retryable reports whether an error of this category is transient: contention,
-// unavailable, internal and unknown outcome are; everything else is terminal for the
-// same command.
+// unavailable, internal, unknown outcome and a submission already in flight are;
+// everything else is terminal for the same command.
 func (c Category) Retryable() bool {
 	switch c {
-	case CategoryContention, CategoryUnavailable, CategoryInternal, CategoryUnknownOutcome:
+	case CategoryContention, CategoryUnavailable, CategoryInternal, CategoryUnknownOutcome, CategoryAlreadyInFlight:
 		return true
 	}
 	return false
@@ -141,6 +143,7 @@ var (
 	ErrInactive            = &Error{Category: CategoryInactive}
 	ErrDuplicate           = &Error{Category: CategoryDuplicate}
 	ErrMismatch            = &Error{Category: CategoryMismatch}
+	ErrAlreadyInFlight     = &Error{Category: CategoryAlreadyInFlight}
 )
 
 // CategoryOf returns the category of err: CategoryNone for nil, CategoryInternal for an

@@ -61,6 +61,8 @@ type env struct {
 	seq      int
 	// livePrep is the live prepared transaction of snapshotScenario.
 	livePrep string
+	// liveBlob is its serialized form, which the restored ledger must accept too.
+	liveBlob []byte
 }
 
 func newEnv(t testing.TB, profile Profile) *env {
@@ -135,7 +137,7 @@ func (e *env) run(party string, cmd Command, cmdID string) (Update, error) {
 	if err != nil {
 		return Update{}, err
 	}
-	return e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	return e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 }
 
 func (e *env) must(party string, cmd Command) Update {

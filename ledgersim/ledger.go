@@ -1,7 +1,6 @@
 package ledgersim
 
 import (
-	"crypto/ed25519"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,10 @@ type Ledger struct {
 	// now is the latest time any call stamped (never digested): ledger time never goes
 	// backwards even if the clock does.
 	now time.Time
+	// blobKey authenticates the serialized prepared transactions (blob.go).
+	blobKey []byte
+	// flying are the executes in flight (inflight.go), under mu.
+	flying flights
 }
 
 // New builds a ledger at genesis from cfg: the catalog, the internal parties (and the
@@ -33,6 +36,7 @@ func New(cfg Config) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{cfg: c}
+	l.blobKey = blobKey(&l.cfg)
 	st := newState(&l.cfg)
 	l.st = st
 	for _, p := range c.Parties {
@@ -165,7 +169,11 @@ func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, er
 		st.refs[cid]++
 	}
 	l.record(in, replay)
-	return p.clone(), nil
+	out := p.clone()
+	if !replay { // a replay's answer goes nowhere
+		out.Blob = l.serialize(p)
+	}
+	return out, nil
 }
 
 // checkPrepare validates and, on success only, stores the prepared transaction.
@@ -205,50 +213,24 @@ func (l *Ledger) checkPrepare(in *Input, cmd Command) (*preparedRec, error) {
 
 // ---- Execute ----
 
-// Execute runs a prepared transaction with the acting party's Ed25519 signature over its
-// hash: expired → ErrExpired, bad signature → ErrBadSignature, an input spent since
-// prepare → ErrInactive; otherwise it commits atomically. A command id of the party that
-// already took effect (this prepared transaction's or another's) → ErrDuplicate.
-func (l *Ledger) Execute(preparedID string, signature []byte) (Update, error) {
-	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedID},
-		func() (Update, error) { return l.execute(preparedID, signature) })
+// Execute runs a prepared transaction, handed back as the blob Prepare serialized
+// (Prepared.Blob), with the acting party's Ed25519 signature over its hash. A blob that
+// is malformed, altered or not this ledger's → ErrInvalid; expired → ErrExpired, bad
+// signature → ErrBadSignature, an input spent since prepare → ErrInactive; otherwise it
+// commits atomically. A command id of the party that already took effect (this prepared
+// transaction's or another's) → ErrDuplicate.
+func (l *Ledger) Execute(blob []byte, signature []byte) (Update, error) {
+	return faulted(l, CallInfo{Op: "execute", PreparedID: preparedIDOf(blob)},
+		func() (Update, error) { return l.execute(blob, signature) })
 }
 
-func (l *Ledger) execute(preparedID string, signature []byte) (Update, error) {
-	// Phase 1, under the lock: find the transaction and what to verify.
-	l.mu.Lock()
-	now := l.stamp()
-	r := l.st.prepared[preparedID]
-	if r == nil {
-		u, err := l.lookupGone(preparedID)
-		l.mu.Unlock()
-		return u, err
+func (l *Ledger) execute(blob []byte, signature []byte) (Update, error) {
+	f, err := l.beginExecute(blob, signature) // inflight.go
+	if err != nil {
+		return Update{}, err
 	}
-	if u, done := l.st.doneUpdate(r.p.ActAs, r.p.CommandID); done {
-		l.mu.Unlock()
-		return Update{}, duplicate(u)
-	}
-	if !now.Before(r.p.ExpiresAt) {
-		l.mu.Unlock()
-		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
-	}
-	pub := l.st.parties[r.p.ActAs].PublicKey
-	hash := r.p.Hash
-	l.mu.Unlock()
-
-	// Phase 2, outside the lock: the signature.
-	if len(signature) != ed25519.SignatureSize || !ed25519.Verify(pub, hash[:], signature) {
-		return Update{}, newErr(CategoryBadSignature, "", "signature does not verify with the key of %s", r.p.ActAs)
-	}
-
-	// Phase 3, under the lock: re-check and commit.
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	in := &Input{Kind: InputExecute, At: l.stamp(), PreparedID: preparedID}
-	if l.cfg.Recorder != nil { // the signature is recorded for audit
-		in.Signature = append([]byte(nil), signature...)
-	}
-	return l.applyExecute(in, false)
+	l.sleep(l.cfg.SequencingDelay)
+	return f.commit()
 }
 
 // lookupGone answers for a prepared id that is not live: executed (a duplicate of its
@@ -370,6 +352,9 @@ func (l *Ledger) applySubmit(in *Input, cmd Command, replay bool) (Update, error
 	pl, err := ck.check(cmd)
 	if err != nil {
 		return fail(err)
+	}
+	if cid, ok := l.flying.lockedInput(pl.inputs()); ok { // never on replay: nothing flies
+		return fail(newErr(CategoryContention, "", "input contract %s is locked by a transaction in flight", cid))
 	}
 	u := l.commit(now, in.ActAs, in.CommandID, "", cmd.Kind(), pl)
 	if replay && in.UpdateID != u.UpdateID {

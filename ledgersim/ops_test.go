@@ -259,17 +259,17 @@ func TestPreparedExecute(t *testing.T) {
 	if got, err := e.l.PreparedTransaction(p.ID); err != nil || got.Hash != p.Hash {
 		t.Fatal("PreparedTransaction lookup")
 	}
-	_, err = e.l.Execute(p.ID, ed25519.Sign(testKey("mallory"), p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(testKey("mallory"), p.Hash[:]))
 	wantCat(t, err, CategoryBadSignature)
-	_, err = e.l.Execute(p.ID, []byte("short"))
+	_, err = e.l.Execute(p.Blob, []byte("short"))
 	wantCat(t, err, CategoryBadSignature)
-	_, err = e.l.Execute("prep-nope", ed25519.Sign(k, p.Hash[:]))
-	wantCat(t, err, CategoryNotFound)
-	u, err := e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	_, err = e.l.Execute([]byte("prep-nope"), ed25519.Sign(k, p.Hash[:]))
+	wantCat(t, err, CategoryInvalid)
+	u, err := e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	// Dedup: the same prepared id is a duplicate of its command, naming the submission
 	// the completion stream reports; a fresh prepare of the same command id is refused.
-	_, err = e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryDuplicate)
 	var dup *Error
 	if !errors.As(err, &dup) || dup.SubmissionID == "" || dup.UpdateID != "" {
@@ -294,10 +294,10 @@ func TestPreparedExecute(t *testing.T) {
 	cmd.LegID = "b"
 	p, _ = e.l.Prepare(alice, cmd, "c2")
 	e.clk.Advance(10 * time.Minute)
-	_, err = e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryExpired)
 	e.must(alice, CreatePreapproval{}) // a later input prunes it
-	_, err = e.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryExpired)
 
 	// Inactive: two prepared transactions spending the same single holding; the second's
@@ -316,9 +316,9 @@ func TestPreparedExecute(t *testing.T) {
 		t.Fatal("expected the same input (only one holding)")
 	}
 	kb := e.keys[bob]
-	_, err = e.l.Execute(p1.ID, ed25519.Sign(kb, p1.Hash[:]))
+	_, err = e.l.Execute(p1.Blob, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
-	_, err = e.l.Execute(p2.ID, ed25519.Sign(kb, p2.Hash[:]))
+	_, err = e.l.Execute(p2.Blob, ed25519.Sign(kb, p2.Hash[:]))
 	wantCat(t, err, CategoryInactive)
 	if Retryable(err) {
 		t.Fatal("an archived input is not retryable: the prepared transaction can never commit")
@@ -344,10 +344,10 @@ func TestSelectionAvoidsReferencedHoldings(t *testing.T) {
 		t.Fatal("two quotes contend for one holding while another is free")
 	}
 	k := e.keys[m]
-	if _, err := e.l.Execute(p2.ID, ed25519.Sign(k, p2.Hash[:])); err != nil {
+	if _, err := e.l.Execute(p2.Blob, ed25519.Sign(k, p2.Hash[:])); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.l.Execute(p1.ID, ed25519.Sign(k, p1.Hash[:])); err != nil {
+	if _, err := e.l.Execute(p1.Blob, ed25519.Sign(k, p1.Hash[:])); err != nil {
 		t.Fatal(err)
 	}
 	// Merging: 100 free over two holdings (50 + 50 change) covers 100 with two inputs.

@@ -60,6 +60,6 @@ func executedAt(t *testing.T, deadline func(*Allocate), at time.Time) (*env, str
 		t.Fatalf("prepare before the deadline: %v", err)
 	}
 	e.clk.Set(at)
-	_, err = e.l.Execute(p.ID, ed25519.Sign(e.keys[maker], p.Hash[:]))
+	_, err = e.l.Execute(p.Blob, ed25519.Sign(e.keys[maker], p.Hash[:]))
 	return e, maker, err
 }

@@ -199,7 +199,7 @@ func snapshotScenario(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.livePrep = p.ID
+	e.livePrep, e.liveBlob = p.ID, p.Blob
 	if _, err := e.l.OnboardExternal("carol", testKey("carol").Public().(ed25519.PublicKey)); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestSnapshotContinues(t *testing.T) {
 	}
 	sig := ed25519.Sign(e.keys[prep.ActAs], prep.Hash[:])
 	for _, l := range []*Ledger{e.l, r} {
-		if _, err := l.Execute(prep.ID, sig); err != nil {
+		if _, err := l.Execute(e.liveBlob, sig); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -138,7 +138,7 @@ func (m *machine) execute(t *rapid.T, p Prepared, k ed25519.PrivateKey) (Update,
 		k = testKey("mallory")
 	}
 	m.maybeFault(t)
-	u, err := m.l.Execute(p.ID, ed25519.Sign(k, p.Hash[:]))
+	u, err := m.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	if err == nil && u.CommandID != p.CommandID {
 		t.Fatalf("execute of %s answered command %s", p.CommandID, u.CommandID)
 	}

@@ -214,6 +214,11 @@ type Prepared struct {
 	// Inputs are every contract the transaction consumes (referenced contracts first,
 	// then the chosen holdings); Execute fails with ErrInactive if one is gone.
 	Inputs []string
+	// Blob is the serialized prepared transaction (blob.go) that Execute takes back: the
+	// header the hash covers, the transaction's nodes, its input contracts and the
+	// registry's disclosed contracts, authenticated by the ledger. Set on Prepare's
+	// answer only (the ledger keeps no copy).
+	Blob []byte
 }
 
 func (p *Prepared) clone() Prepared {

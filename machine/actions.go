@@ -51,6 +51,7 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 		LegID:       spec.LegID,
 		TradeID:     spec.TradeID,
 		Order:       a.d.IDs.Counter,
+		Prepared:    res.Prepared,
 	}
 	a.d.Actions[x.ID] = x
 	a.at(x.ExpiresAt, DLAction, x.ID)
@@ -144,7 +145,8 @@ func (a *applier) executeActions(caller *Party, c ExecuteActions) {
 		x := a.d.Actions[e.ActionID]
 		a.d.m().action.must(x, TrigExecute)
 		held.Waiting++
-		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...)}
+		x.Execute = &LedgerCall{Op: OpExecute, ActAs: x.Party, PreparedID: x.PreparedID, Signature: append([]byte(nil), e.Signature...), Prepared: x.Prepared,
+			Since: a.d.LedgerEnd} // kept by every attempt: the first may be the one that commits
 		a.sendExecute(x, &Continuation{Kind: contExecute, ReqSeq: a.seq, Entity: x.ID, Aux: strconv.Itoa(i)})
 	}
 	if held.Waiting == 0 {

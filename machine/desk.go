@@ -58,6 +58,9 @@ type Desk struct {
 	Idem map[string]*IdemScope `json:"idem,omitempty"`
 	// StreamTickets are the issued, unredeemed stream tickets by hash (stream_ticket.go).
 	StreamTickets map[string]*StreamTicket `json:"streamTickets,omitempty"`
+	// LedgerEnd is the highest ledger offset a ledger result reported (LedgerResult.Offset):
+	// the desk records it with every execute and submit it issues (LedgerCall.Since).
+	LedgerEnd int64 `json:"ledgerEnd,omitempty"`
 
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
@@ -150,6 +153,7 @@ func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
 	case SocketClosed:
 		a.socketClosed(in)
 	case LedgerResult:
+		d.LedgerEnd = max(d.LedgerEnd, in.Offset)
 		a.ledgerResult(in)
 		a.idemSweepOrphans()
 	case Idempotent:
@@ -256,6 +260,9 @@ func (a *applier) emit(party, typ string, payload any) {
 
 // call issues a ledger call and records what to do with its result.
 func (a *applier) call(c LedgerCall, cont *Continuation) {
+	if c.Since == 0 && (c.Op == OpExecute || c.Op == OpSubmit) {
+		c.Since = a.d.LedgerEnd
+	}
 	cont.Call = c
 	a.d.Pending[c.CommandID] = cont
 	if !a.quiet {

@@ -144,6 +144,9 @@ type AllocationRef struct {
 	PrepExpires time.Time `json:"prepExpires"`
 	// Attempt counts the prepares of this allocation, so each gets its own command id.
 	Attempt int `json:"attempt,omitempty"`
+	// Prepared is the serialized prepared transaction, between its prepare and the
+	// action made from it.
+	Prepared []byte `json:"prepared,omitempty"`
 }
 
 // TradeAmounts are the exact amounts of a trade: qty of base, the quote amount qty × price
@@ -230,6 +233,9 @@ type Action struct {
 	// Order is the id generator's counter when the action was made: GET /tx/pending lists
 	// actions in the order they were created (ids are random, timestamps may tie).
 	Order uint64 `json:"order"`
+	// Prepared is the serialized prepared transaction (opaque, at most MaxPreparedBytes),
+	// handed back to the ledger with the signature at execute.
+	Prepared []byte `json:"prepared,omitempty"`
 }
 
 func (x *Action) getState() State  { return x.State }

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,6 +48,11 @@ type fakeLedger struct {
 	prepared map[string]preparedTx
 	failures []scriptedFailure
 	n        int
+	// noBlob answers prepares with a prepared id only, as ledgers did before they
+	// serialized the prepared transaction (the benchmark's "before").
+	noBlob bool
+	// offset counts the effects, as a ledger's offsets do; every answer reports it.
+	offset int64
 }
 
 type preparedTx struct {
@@ -75,6 +81,14 @@ func (f *fakeLedger) cid() string {
 }
 
 func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
+	res := f.answerAt(c, now)
+	if res.Failure == nil {
+		res.Offset = f.offset
+	}
+	return res
+}
+
+func (f *fakeLedger) answerAt(c LedgerCall, now time.Time) LedgerResult {
 	res := LedgerResult{CommandID: c.CommandID}
 	for i, s := range f.failures {
 		if s.match(c) {
@@ -104,11 +118,19 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 		res.PreparedID = "prep-" + c.CommandID
 		res.Hash = h[:]
 		res.ExpiresAt = now.Add(10 * time.Minute)
+		if !f.noBlob {
+			res.Prepared = fakeBlob(res.PreparedID, h[:])
+		}
 		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command}
 	case OpExecute:
 		p, ok := f.prepared[c.PreparedID]
 		if !ok {
 			res.Failure = &LedgerFailure{Category: LedgerNotFound, Message: "no such prepared transaction"}
+			break
+		}
+		if !f.noBlob && !bytes.Equal(c.Prepared, fakeBlob(c.PreparedID, p.hash)) {
+			// As the ledger: the execute hands back the blob the prepare answered.
+			res.Failure = &LedgerFailure{Category: LedgerRejected, Message: "not the prepared transaction's blob"}
 			break
 		}
 		if !ed25519.Verify(f.keys[p.actAs], p.hash, c.Signature) {
@@ -122,7 +144,15 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 	return res
 }
 
+// fakeBlob is the fake ledger's serialized prepared transaction: the id and hash, padded to
+// an allocation's size (about 6 KB on ledgersim).
+func fakeBlob(id string, hash []byte) []byte {
+	b := append([]byte("blob:"+id+":"), hash...)
+	return append(b, bytes.Repeat([]byte{0xb1}, 6<<10-len(b))...)
+}
+
 func (f *fakeLedger) effect(cmd *Command, res *LedgerResult) {
+	f.offset++
 	res.UpdateID = "1220" + f.cid()
 	switch {
 	case cmd.Allocate != nil:

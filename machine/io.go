@@ -160,6 +160,15 @@ type LedgerCall struct {
 	PublicKey  []byte   `json:"publicKey,omitempty"`  // OpOnboard
 	PartyID    string   `json:"partyId,omitempty"`    // OpCompleteOnboarding
 	Signatures [][]byte `json:"signatures,omitempty"` // OpCompleteOnboarding
+
+	// Prepared is the serialized prepared transaction the prepare answered (OpExecute):
+	// the ledger keeps none, so the execute hands it back.
+	Prepared []byte `json:"prepared,omitempty"`
+	// Since is the ledger offset the desk recorded when it first issued this effect
+	// (OpExecute, OpSubmit: Desk.LedgerEnd): its completion comes after it, so the adapter
+	// reads the completion stream from there when it must learn what an earlier attempt
+	// did, also after a restart, when the call is issued again with it.
+	Since int64 `json:"since,omitempty"`
 }
 
 // Command is a ledger command; exactly one field is set.
@@ -289,7 +298,20 @@ type LedgerResult struct {
 	AllocationCID  string   `json:"allocationCid,omitempty"`
 	InstructionCID string   `json:"instructionCid,omitempty"`
 	Receipts       []string `json:"receipts,omitempty"`
+
+	// Prepared is the serialized prepared transaction (OpPrepare), at most
+	// MaxPreparedBytes: opaque to the desk, which keeps it with the action and hands it
+	// back at execute.
+	Prepared []byte `json:"prepared,omitempty"`
+	// Offset is the ledger's end when the call succeeded (0: a failure, or not known); the
+	// desk keeps the highest (Desk.LedgerEnd) to record with the calls it issues.
+	Offset int64 `json:"offset,omitempty"`
 }
+
+// MaxPreparedBytes bounds a serialized prepared transaction the desk keeps: an adapter
+// refuses a larger one (rejected), so a pending action costs at most this much more than
+// its fields. A token-standard allocation is about 5 KiB.
+const MaxPreparedBytes = 64 << 10
 
 // Kind names the input in the journal.
 func (LedgerResult) Kind() string { return "ledger.result" }

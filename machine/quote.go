@@ -245,7 +245,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 	if res.AllocationCID != "" { // desk-signed: the allocation landed already
 		al.CID = res.AllocationCID
 	} else {
-		al.PreparedID, al.Hash, al.PrepExpires = res.PreparedID, res.Hash, res.ExpiresAt
+		al.PreparedID, al.Hash, al.PrepExpires, al.Prepared = res.PreparedID, res.Hash, res.ExpiresAt, res.Prepared
 	}
 	held, ok := a.d.Held[q.ReqSeq]
 	if !ok {
@@ -267,7 +267,8 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 			Party: maker.ID, Purpose: PurposeAllocate, ExpiresAt: q.ValidUntil,
 			Description: allocationDescription(al, q.RFQ),
 			Flow:        FlowQuote, FlowID: q.ID, LegID: al.LegID,
-		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires})
+		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Prepared: al.Prepared})
+		al.Prepared = nil // the action keeps it
 		q.Actions = append(q.Actions, x.ID)
 	}
 	var body any

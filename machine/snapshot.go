@@ -30,8 +30,9 @@ const snapshotMagic = "RFQDDESK"
 // makers' protections (maker_protection.go), the idempotency records (idempotency.go),
 // the declines section, which it always writes (an empty one is a zero count), and the
 // makers' scorecards (scorecard.go); version 4 the stream tickets after the scorecards
-// (stream_ticket.go).
-const snapshotVersion = 4
+// (stream_ticket.go); version 5 the serialized prepared transactions and the ledger
+// offsets recorded with the calls after the stream tickets (prepared_blobs.go).
+const snapshotVersion = 5
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -47,6 +48,10 @@ const snapshotVersion2 = 2
 // snapshotVersion3 is read too: version 4 without the stream tickets (an older desk issued
 // none).
 const snapshotVersion3 = 3
+
+// snapshotVersion4 is read too: version 5 without the prepared transactions and offsets
+// (an older ledger answered a prepared id only and no offset, so an older desk kept none).
+const snapshotVersion4 = 4
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
 // SHA-256 is the desk's Digest.
@@ -127,6 +132,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
 	writeStreamTickets(e, d.StreamTickets) // since version 4
+	writePreparedSection(e, d)             // since version 5
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -281,6 +287,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	}
 	if v > snapshotVersion3 { // an older desk issued no ticket
 		d.StreamTickets = readStreamTickets(dec)
+	}
+	if v > snapshotVersion4 { // an older desk kept no prepared transaction
+		readPreparedSection(dec, d)
 	}
 	if dec.Err() != nil {
 		return nil, dec.Err()

@@ -170,10 +170,16 @@ func TestStreamTicketSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[len(b)-1] != 0 || b[len(snapshotMagic)] != snapshotVersion {
-		t.Fatalf("a desk without tickets ends its version %d snapshot with %d", b[len(snapshotMagic)], b[len(b)-1])
+	// The empty tickets section, then (since version 5) the empty prepared section: four
+	// empty maps, a zero ledger end, two empty maps.
+	h.d.LedgerEnd = 0
+	if b, err = h.d.EncodeSnapshot(); err != nil {
+		t.Fatal(err)
 	}
-	v3 := slices.Clone(b[:len(b)-1])
+	if !bytes.Equal(b[len(b)-8:], make([]byte, 8)) || b[len(snapshotMagic)] != snapshotVersion {
+		t.Fatalf("a desk without tickets ends its version %d snapshot with %v", b[len(snapshotMagic)], b[len(b)-8:])
+	}
+	v3 := slices.Clone(b[:len(b)-8])
 	v3[len(snapshotMagic)] = snapshotVersion3
 	d, err := Restore(v3)
 	if err != nil || len(d.StreamTickets) != 0 {
@@ -181,7 +187,7 @@ func TestStreamTicketSnapshot(t *testing.T) {
 	}
 	again, err := d.EncodeSnapshot()
 	if err != nil || !bytes.Equal(again, b) {
-		t.Fatalf("version 3 re-encoded: %v; want the version 4 bytes", err)
+		t.Fatalf("version 3 re-encoded: %v; want the current version's bytes", err)
 	}
 }
 

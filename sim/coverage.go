@@ -62,6 +62,7 @@ var allCoverage = []string{
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
 	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
 	covZombieFenced, covStandbyCurrent, covStandbyRebuilt,
+	covLockedByFlight, covDupInFlight, covFlightLost,
 }
 
 // coverage counts situations by name.
@@ -103,6 +104,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, codGoals(k, m, runs)...)
 	goals = append(goals, skewGoals(m, runs)...)
 	goals = append(goals, contentionGoals(m, runs)...)
+	goals = append(goals, flightGoals(k, m, runs)...)
 	goals = append(goals, scoreGoals(k, runs)...)
 	goals = append(goals, protectionGoals(k, runs)...)
 	goals = append(goals, resumeGoals(k, m, runs)...)
@@ -142,6 +144,7 @@ func MissingOver(results []*Result) []string {
 		mix.LedgerSkew = max(mix.LedgerSkew, r.Mix.LedgerSkew.Abs())
 		mix.LedgerDriftPPM = max(mix.LedgerDriftPPM, r.Mix.LedgerDriftPPM, -r.Mix.LedgerDriftPPM)
 		mix.Boundary = maxBoundaryMix(mix.Boundary, r.Mix.Boundary)
+		mix.Sequencing = max(mix.Sequencing, r.Mix.Sequencing)
 	}
 	return total.missing(results[0].Knobs, mix, len(results))
 }

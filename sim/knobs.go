@@ -143,6 +143,9 @@ type Mix struct {
 	// Boundary is how often the seed's actors send inputs on the contract's boundaries
 	// (boundary.go); drawn from its own stream, whatever the fault profile.
 	Boundary BoundaryMix `json:"boundary"`
+	// Sequencing is how long the ledger keeps an execute in flight before it commits
+	// (inflight.go); drawn from its own stream.
+	Sequencing time.Duration `json:"sequencing,omitempty"`
 }
 
 // profile bounds what a seed may draw.
@@ -189,6 +192,7 @@ func drawMix(k Knobs, rng *rand.Rand) Mix {
 	}
 	m.Boundary = drawBoundaryMix(k.Seed)
 	m.LedgerSkew, m.LedgerDriftPPM, m.LedgerSkewBound = drawLedgerSkew(k)
+	m.Sequencing = drawSequencing(k)
 	return m
 }
 
@@ -199,7 +203,7 @@ func (m Mix) String() string {
 		m.Contention, m.Unavailable, m.Rejected, m.Internal, m.UnknownOutcome, m.LostAnswer)
 	fmt.Fprintf(&b, " latency=%s tail=%.3f/%s windows/h=%.2f/%s disconnect=%.3f sync=%s",
 		m.LatencyBase, m.TailProb, m.TailMax, m.Windows, m.WindowMax, m.Disconnect, m.SyncEvery)
-	fmt.Fprintf(&b, " tick-late=%s ledger-skew=%s drift=%dppm", m.TickLate, m.LedgerSkew, m.LedgerDriftPPM)
+	fmt.Fprintf(&b, " tick-late=%s ledger-skew=%s drift=%dppm sequencing=%s", m.TickLate, m.LedgerSkew, m.LedgerDriftPPM, m.Sequencing)
 	bm := m.Boundary
 	fmt.Fprintf(&b, " boundary: ticket=%.3f ttl=%.3f price=%.3f validity=%.3f limit=%.3f batch=%.3f",
 		bm.Ticket, bm.TTL, bm.Price, bm.Validity, bm.Limit, bm.Batch)

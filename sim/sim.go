@@ -283,6 +283,7 @@ func (s *Sim) embedded(spec node.LedgerSpec) (*ledgeradapter.Adapter, ledgeradap
 	return ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
 		Network: spec.Network, Seed: spec.Seed, Clock: s.ledgerClock, Catalog: spec.Catalog,
 		Reservoir: spec.Reservoir, House: spec.House, FaultPlan: s.faults, Recorder: s.recordLedger,
+		SequencingDelay: s.mix.Sequencing,
 	})
 }
 
@@ -707,7 +708,12 @@ func (s *Sim) issue(c machine.LedgerCall) {
 // execLedger runs one call against the ledger now.
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	before := s.ledger.L.Offset()
-	res := s.ledger.Do(context.Background(), c)
+	s.beginLedger(c, func(res machine.LedgerResult) { s.ledgerAnswered(c, e, before, res) }) // inflight.go
+}
+
+// ledgerAnswered takes the ledger's answer to a call sent at epoch e when the ledger's end
+// was before: at once, or when an execute in flight committed.
+func (s *Sim) ledgerAnswered(c machine.LedgerCall, e uint64, before int64, res machine.LedgerResult) {
 	s.dirtyLedger = true
 	if e != s.epoch {
 		// A call of a crashed process that lands late: the desk may already have taken a

@@ -42,8 +42,8 @@ type regressionTrace struct {
 // replays every trace in tracesDir, listed here or not.
 var regressionTraces = []regressionTrace{
 	{name: "mild-plain.jsonl", marks: true, knobs: func() sim.Knobs {
-		k := simKnobs(2, 2*time.Minute, 3, 2, 0.3, "mild", 0, 0)
-		k.CheckpointEvery = 100
+		k := simKnobs(2, 80*time.Second, 3, 2, 0.3, "mild", 0, 0)
+		k.CheckpointEvery = 60
 		return k
 	}},
 	{name: "harsh-crashes-pruned.jsonl", ledgerSnapshot: true, knobs: func() sim.Knobs {
@@ -52,7 +52,7 @@ var regressionTraces = []regressionTrace{
 		return k
 	}},
 	{name: "seed1-mild-standard-trimmed.jsonl", knobs: func() sim.Knobs {
-		return simKnobs(1, 48*time.Second, 8, 3, 1, "mild", 0, 0)
+		return simKnobs(1, 12*time.Second, 8, 3, 1, "mild", 0, 0)
 	}},
 }
 
