@@ -22,7 +22,7 @@ import (
 func TestDeadlinesUseRecordTime(t *testing.T) {
 	e, maker, a := allocating(t, "maker-quote", "40")
 	a.AllocateBefore = t0.Add(time.Second)
-	p, err := e.l.Prepare(maker, a, "alloc-1")
+	p, err := e.prepare(maker, a, "alloc-1")
 	if err != nil {
 		t.Fatalf("prepare before allocateBefore: %v", err)
 	}
@@ -39,7 +39,7 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 	// One nanosecond earlier on the ledger's clock the same allocation commits.
 	e2, maker2, a2 := allocating(t, "maker-quote", "40")
 	a2.AllocateBefore = t0.Add(time.Second)
-	p2, err := e2.l.Prepare(maker2, a2, "alloc-1")
+	p2, err := e2.prepare(maker2, a2, "alloc-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDeadlinesUseRecordTime(t *testing.T) {
 	// settleBefore likewise, with no allocateBefore.
 	e3, maker3, a3 := allocating(t, "maker-quote", "40")
 	a3.SettleBefore = t0.Add(time.Second)
-	p3, err := e3.l.Prepare(maker3, a3, "alloc-1")
+	p3, err := e3.prepare(maker3, a3, "alloc-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,11 @@ type LedgerCall struct {
 	PublicKey  []byte   `json:"publicKey,omitempty"`  // OpOnboard
 	PartyID    string   `json:"partyId,omitempty"`    // OpCompleteOnboarding
 	Signatures [][]byte `json:"signatures,omitempty"` // OpCompleteOnboarding
+
+	// Reserved are the holdings of ActAs that the input holdings of this prepare must not
+	// name: those the desk's own live prepared transactions name (coinsel.go), sorted. Set
+	// on the prepare of a send allocation or a transfer when it goes out; never stored.
+	Reserved []string `json:"reserved,omitempty"`
 }
 
 // Command is a ledger command; exactly one field is set.
@@ -289,6 +294,10 @@ type LedgerResult struct {
 	AllocationCID  string   `json:"allocationCid,omitempty"`
 	InstructionCID string   `json:"instructionCid,omitempty"`
 	Receipts       []string `json:"receipts,omitempty"`
+
+	// Inputs are the input holdings the adapter named for a send allocation or a transfer
+	// (OpPrepare, OpSubmit): the desk reserves them while the prepared transaction lives.
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // Kind names the input in the journal.
