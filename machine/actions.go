@@ -51,6 +51,7 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 		LegID:       spec.LegID,
 		TradeID:     spec.TradeID,
 		Order:       a.d.IDs.Counter,
+		Inputs:      res.Inputs,
 	}
 	a.d.Actions[x.ID] = x
 	a.at(x.ExpiresAt, DLAction, x.ID)
@@ -462,5 +463,8 @@ func (a *applier) ledgerResult(res LedgerResult) {
 		a.executed(cont, res)
 	default:
 		a.flowResult(cont, res)
+	}
+	if spends(&cont.Call) {
+		a.releaseDeferred(cont.Call.ActAs) // its inputs are reserved now (coinsel.go)
 	}
 }

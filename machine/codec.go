@@ -47,8 +47,13 @@ var inputKinds = map[string]func() Input{
 
 // recordVersion is the version of the journal record encoding, the first byte of every desk
 // record. Version 4 added the cancel-on-disconnect mark to socket.opened, version 5 its
-// resume request (Resume, Since), version 6 its stream ticket hash (TicketHash).
-const recordVersion = 6
+// resume request (Resume, Since), version 6 its stream ticket hash (TicketHash), version 7
+// the input holdings of a ledger.result (Inputs, coinsel.go).
+const recordVersion = 7
+
+// recordVersion6 is read too: version 7 without the inputs of ledger.result (an older
+// desk named none). An older desk refuses version 7.
+const recordVersion6 = 6
 
 // recordVersion5 is read too: version 6 without the ticket hash in socket.opened (a socket
 // of an older desk carried a key). An older desk refuses version 6.
@@ -80,13 +85,13 @@ func EncodeEnvelope(env Envelope) ([]byte, error) {
 }
 
 // DecodeEnvelope reads a journal record written by EncodeEnvelope, or by a desk of the
-// previous record versions (recordVersion5, recordVersion4, recordVersion3). A record of another version, such as the JSON
+// previous record versions (recordVersion6, recordVersion5, recordVersion4, recordVersion3). A record of another version, such as the JSON
 // records of earlier desks, is refused with an error naming it.
 func DecodeEnvelope(b []byte) (Envelope, error) {
 	if len(b) == 0 {
 		return Envelope{}, fmt.Errorf("decode journal record: empty")
 	}
-	if b[0] != recordVersion && b[0] != recordVersion5 && b[0] != recordVersion4 && b[0] != recordVersion3 {
+	if b[0] != recordVersion && b[0] != recordVersion6 && b[0] != recordVersion5 && b[0] != recordVersion4 && b[0] != recordVersion3 {
 		return Envelope{}, fmt.Errorf("journal record version %s; this desk reads only versions %d to %d", foreignVersion(b), recordVersion3, recordVersion)
 	}
 	d := wire.NewDecoder(b)

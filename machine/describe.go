@@ -53,6 +53,9 @@ func DescribeOutputs(out Outputs) string {
 		case c.PartyID != "":
 			fmt.Fprintf(&b, " party %s (%d signatures)", c.PartyID, len(c.Signatures))
 		}
+		if len(c.Reserved) > 0 {
+			fmt.Fprintf(&b, " reserved %s", describeJSON(c.Reserved))
+		}
 		b.WriteByte('\n')
 	}
 	for _, c := range out.Closes {

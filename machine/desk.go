@@ -257,9 +257,11 @@ func (a *applier) emit(party, typ string, payload any) {
 // call issues a ledger call and records what to do with its result.
 func (a *applier) call(c LedgerCall, cont *Continuation) {
 	cont.Call = c
+	// A spending prepare waits while another of the party's is with the ledger (coinsel.go).
+	cont.Deferred = spends(&c) && a.d.spendInFlight(c.ActAs, c.CommandID)
 	a.d.Pending[c.CommandID] = cont
-	if !a.quiet {
-		a.out.Calls = append(a.out.Calls, c)
+	if !cont.Deferred {
+		a.emitCall(c)
 	}
 }
 
@@ -270,9 +272,12 @@ func (a *applier) boot() {
 	defer func() { a.booting = false }()
 	if !a.quiet {
 		for _, id := range sortedKeys(a.d.Pending) {
-			a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
+			if c := a.d.Pending[id]; !c.Deferred {
+				a.emitCall(c.Call)
+			}
 		}
 	}
+	a.releaseAllDeferred() // (coinsel.go) none waits behind nothing
 	// A restart is a disconnect (cancel_on_disconnect.go); after the calls in flight are
 	// issued again, so that the cancels it issues go out once.
 	a.dropSockets(sortedKeys(a.d.Sockets))

@@ -144,6 +144,8 @@ type AllocationRef struct {
 	PrepExpires time.Time `json:"prepExpires"`
 	// Attempt counts the prepares of this allocation, so each gets its own command id.
 	Attempt int `json:"attempt,omitempty"`
+	// Inputs are the input holdings its latest prepare named (coinsel.go).
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // TradeAmounts are the exact amounts of a trade: qty of base, the quote amount qty × price
@@ -230,6 +232,9 @@ type Action struct {
 	// Order is the id generator's counter when the action was made: GET /tx/pending lists
 	// actions in the order they were created (ids are random, timestamps may tie).
 	Order uint64 `json:"order"`
+	// Inputs are the input holdings its prepared transaction names, reserved while the
+	// action lives (coinsel.go).
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 func (x *Action) getState() State  { return x.State }
@@ -271,6 +276,9 @@ type Continuation struct {
 	Entity string     `json:"entity,omitempty"`
 	LegID  string     `json:"legId,omitempty"`
 	Aux    string     `json:"aux,omitempty"`
+	// Deferred marks a spending prepare that waits for the party's one in flight
+	// (coinsel.go): not sent yet.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // HeldReply is a request whose reply waits on ledger results.

@@ -39,6 +39,7 @@ func encodeInput(e *encoder, in Input) error {
 		e.Str(v.AllocationCID)
 		e.Str(v.InstructionCID)
 		e.Strs(v.Receipts)
+		e.Strs(v.Inputs) // since record version 7
 	case RegisterStart:
 		e.Str(v.KeyHash)
 		e.Str(v.DisplayName)
@@ -127,7 +128,7 @@ func encodeInput(e *encoder, in Input) error {
 }
 
 // decodeInput reads the binary body of an input of the given kind from a record of the
-// given version (recordVersion, recordVersion5, recordVersion4 or recordVersion3).
+// given version (recordVersion, recordVersion6, recordVersion5, recordVersion4 or recordVersion3).
 func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 	var in Input
 	switch kind {
@@ -143,7 +144,7 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		if version != recordVersion3 && version != recordVersion4 {
 			o.Resume, o.Since = d.Bool(), d.Uvarint()
 		}
-		if version == recordVersion {
+		if version == recordVersion || version == recordVersion6 {
 			o.TicketHash = d.Str()
 		}
 		in = o
@@ -157,6 +158,9 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		r.PartyID, r.Topology, r.PreparedID, r.Hash = d.Str(), readTopology(d), d.Str(), d.Bytes()
 		r.ExpiresAt, r.UpdateID, r.AllocationCID, r.InstructionCID = d.Time(), d.Str(), d.Str(), d.Str()
 		r.Receipts = d.Strs()
+		if version == recordVersion {
+			r.Inputs = d.Strs()
+		}
 		in = r
 	case RegisterStart{}.Kind():
 		in = RegisterStart{Req: Req{KeyHash: d.Str()}, DisplayName: d.Str(), PublicKey: d.Bytes()}

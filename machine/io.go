@@ -163,8 +163,9 @@ type LedgerCall struct {
 
 	// Reserved are the holdings of ActAs that the input holdings of this prepare must not
 	// name: those the desk's own live prepared transactions name (coinsel.go), sorted. Set
-	// on the prepare of a send allocation or a transfer when it goes out; never stored.
-	Reserved []string `json:"reserved,omitempty"`
+	// on the prepare of a send allocation or a transfer when it goes out; never stored (a
+	// call kept in Pending has none; the snapshot has no place for it).
+	Reserved []string `json:"reserved,omitempty" snapshot:"-"`
 }
 
 // Command is a ledger command; exactly one field is set.

@@ -245,7 +245,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 	if res.AllocationCID != "" { // desk-signed: the allocation landed already
 		al.CID = res.AllocationCID
 	} else {
-		al.PreparedID, al.Hash, al.PrepExpires = res.PreparedID, res.Hash, res.ExpiresAt
+		al.PreparedID, al.Hash, al.PrepExpires, al.Inputs = res.PreparedID, res.Hash, res.ExpiresAt, res.Inputs
 	}
 	held, ok := a.d.Held[q.ReqSeq]
 	if !ok {
@@ -267,7 +267,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 			Party: maker.ID, Purpose: PurposeAllocate, ExpiresAt: q.ValidUntil,
 			Description: allocationDescription(al, q.RFQ),
 			Flow:        FlowQuote, FlowID: q.ID, LegID: al.LegID,
-		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires})
+		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Inputs: al.Inputs})
 		q.Actions = append(q.Actions, x.ID)
 	}
 	var body any

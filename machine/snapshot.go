@@ -30,8 +30,13 @@ const snapshotMagic = "RFQDDESK"
 // makers' protections (maker_protection.go), the idempotency records (idempotency.go),
 // the declines section, which it always writes (an empty one is a zero count), and the
 // makers' scorecards (scorecard.go); version 4 the stream tickets after the scorecards
-// (stream_ticket.go).
-const snapshotVersion = 4
+// (stream_ticket.go); version 5 the coin selection section after them (coinsel.go: the
+// input holdings of actions and allocations, the deferred prepares).
+const snapshotVersion = 5
+
+// snapshotVersion4 is read too: version 5 without the coin selection section (an older
+// desk named no input holdings, so nothing is reserved and no prepare waits).
+const snapshotVersion4 = 4
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
 // and the quote revoke reason (an older desk marked no socket and recorded no reason).
@@ -127,6 +132,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeDeclinesSection(e, d.RFQs, true)
 	writeScorecards(e, d.Scorecards)
 	writeStreamTickets(e, d.StreamTickets) // since version 4
+	writeCoinSelSection(e, d)              // since version 5
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -281,6 +287,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	}
 	if v > snapshotVersion3 { // an older desk issued no ticket
 		d.StreamTickets = readStreamTickets(dec)
+	}
+	if v > snapshotVersion4 { // an older desk reserved nothing
+		readCoinSelSection(dec, d)
 	}
 	if dec.Err() != nil {
 		return nil, dec.Err()

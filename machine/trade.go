@@ -222,7 +222,7 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 	if res.AllocationCID != "" {
 		al.CID = res.AllocationCID
 	} else {
-		al.PreparedID, al.Hash, al.PrepExpires = res.PreparedID, res.Hash, res.ExpiresAt
+		al.PreparedID, al.Hash, al.PrepExpires, al.Inputs = res.PreparedID, res.Hash, res.ExpiresAt, res.Inputs
 		if !accepting {
 			a.newTradeAction(t, al)
 		}
@@ -324,7 +324,7 @@ func (a *applier) newTradeAction(t *Trade, al *AllocationRef) {
 	x := a.newAction(actionSpec{
 		Party: t.Taker, Purpose: PurposeAllocate, Description: allocationDescription(al, t.RFQ),
 		Flow: FlowTrade, FlowID: t.ID, LegID: al.LegID, TradeID: t.ID,
-	}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires})
+	}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Inputs: al.Inputs})
 	t.Actions = append(t.Actions, x.ID)
 }
 
