@@ -44,15 +44,19 @@ func keyHash(key string) string {
 type fakeLedger struct {
 	keys     map[string]ed25519.PublicKey // party id → key
 	topo     map[string][]byte            // party id → topology hash
-	prepared map[string]preparedTx
+	prepared map[string]preparedTx // prepared id → transaction
 	failures []scriptedFailure
 	n        int
+	// coins, when set, holds the free holdings of the parties whose coin selection a test
+	// follows (coinsel_test.go), by party and registry id.
+	coins map[string][]fakeCoin
 }
 
 type preparedTx struct {
-	actAs string
-	hash  []byte
-	cmd   *Command
+	actAs  string
+	hash   []byte
+	cmd    *Command
+	inputs []string // the input holdings it names (coinsel_test.go)
 }
 
 type scriptedFailure struct {
@@ -100,11 +104,14 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 			res.Failure = &LedgerFailure{Category: LedgerBadSignature, Message: "bad topology signature"}
 		}
 	case OpPrepare:
+		if !f.selectCoins(c, &res) {
+			break
+		}
 		h := sha256.Sum256([]byte("prepared:" + c.CommandID))
 		res.PreparedID = "prep-" + c.CommandID
 		res.Hash = h[:]
 		res.ExpiresAt = now.Add(10 * time.Minute)
-		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command}
+		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command, inputs: res.Inputs}
 	case OpExecute:
 		p, ok := f.prepared[c.PreparedID]
 		if !ok {
@@ -113,6 +120,9 @@ func (f *fakeLedger) answer(c LedgerCall, now time.Time) LedgerResult {
 		}
 		if !ed25519.Verify(f.keys[p.actAs], p.hash, c.Signature) {
 			res.Failure = &LedgerFailure{Category: LedgerBadSignature, Message: "bad signature"}
+			break
+		}
+		if !f.spendCoins(p, &res) {
 			break
 		}
 		f.effect(p.cmd, &res)
