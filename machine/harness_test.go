@@ -44,7 +44,7 @@ func keyHash(key string) string {
 type fakeLedger struct {
 	keys     map[string]ed25519.PublicKey // party id → key
 	topo     map[string][]byte            // party id → topology hash
-	prepared map[string]preparedTx // prepared id → transaction
+	prepared map[string]preparedTx
 	failures []scriptedFailure
 	n        int
 	// coins, when set, holds the free holdings of the parties whose coin selection a test
