@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -227,4 +228,65 @@ func readAllocInputs[T any](dec *decoder, m map[string]*T, als func(*T) []Alloca
 		}
 		als(v)[i].Inputs = inputs
 	}
+}
+
+// liveInputs returns, per live prepared transaction of the desk (an action, or an
+// allocation of a quote or an accept still waiting for its other prepares), the input
+// holdings it names, keyed by its prepared id.
+func (d *Desk) liveInputs() map[string][]string {
+	out := map[string][]string{}
+	for _, x := range d.Actions {
+		if x != nil && len(x.Inputs) > 0 {
+			out[x.PreparedID] = x.Inputs
+		}
+	}
+	for _, h := range d.Held {
+		var als []AllocationRef
+		switch h.Kind {
+		case contQuotePrepare:
+			if q := d.Quotes[h.Entity]; q != nil && q.State == QuoteFunding {
+				als = q.Allocations
+			}
+		case contTradePrepare:
+			if t := d.Trades[h.Entity]; t != nil && t.State == TradeAllocating {
+				als = t.Allocations
+			}
+		}
+		for _, al := range als {
+			if al.PreparedID != "" && len(al.Inputs) > 0 {
+				out[al.PreparedID] = al.Inputs
+			}
+		}
+	}
+	return out
+}
+
+// CoinSelectionProblem checks the coin selection invariants and describes the first one
+// broken ("" when none): no holding is named by two live prepared transactions of the
+// desk, and no party has two spending prepares with the ledger at once. The simulator
+// checks it after every step; it walks every action, so it is for checks, not for the
+// desk's own path.
+func (d *Desk) CoinSelectionProblem() string {
+	live := d.liveInputs()
+	owner := map[string]string{}
+	for _, id := range sortedKeys(live) {
+		for _, cid := range live[id] {
+			if other, dup := owner[cid]; dup {
+				return fmt.Sprintf("holding %s named by the live prepared transactions %s and %s", cid, other, id)
+			}
+			owner[cid] = id
+		}
+	}
+	inFlight := map[string]string{}
+	for _, id := range sortedKeys(d.Pending) {
+		c := d.Pending[id]
+		if c == nil || c.Deferred || !spends(&c.Call) {
+			continue
+		}
+		if other, dup := inFlight[c.Call.ActAs]; dup {
+			return fmt.Sprintf("%s has two spending prepares with the ledger: %s and %s", c.Call.ActAs, other, id)
+		}
+		inFlight[c.Call.ActAs] = id
+	}
+	return ""
 }

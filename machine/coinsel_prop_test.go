@@ -9,61 +9,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// liveInputs returns, per live prepared transaction of the desk (an action, or an
-// allocation of a quote or an accept still waiting for its other prepares), the input
-// holdings it names, keyed by its prepared id.
-func liveInputs(d *Desk) map[string][]string {
-	out := map[string][]string{}
-	for _, x := range d.Actions {
-		if len(x.Inputs) > 0 {
-			out[x.PreparedID] = x.Inputs
-		}
-	}
-	for _, h := range d.Held {
-		var als []AllocationRef
-		switch h.Kind {
-		case contQuotePrepare:
-			if q := d.Quotes[h.Entity]; q != nil && q.State == QuoteFunding {
-				als = q.Allocations
-			}
-		case contTradePrepare:
-			if t := d.Trades[h.Entity]; t != nil && t.State == TradeAllocating {
-				als = t.Allocations
-			}
-		}
-		for _, al := range als {
-			if al.PreparedID != "" && len(al.Inputs) > 0 {
-				out[al.PreparedID] = al.Inputs
-			}
-		}
-	}
-	return out
-}
-
-// checkCoinSelection asserts the coin selection invariants: no holding is named by two
-// live prepared transactions of the desk, and no party has two spending prepares with the
-// ledger at once.
+// checkCoinSelection fails the test on a coin selection problem (CoinSelectionProblem).
 func checkCoinSelection(t tb, d *Desk) {
 	t.Helper()
-	owner := map[string]string{}
-	for _, id := range sortedKeys(liveInputs(d)) {
-		for _, cid := range liveInputs(d)[id] {
-			if other, dup := owner[cid]; dup {
-				t.Fatalf("holding %s named by the live prepared transactions %s and %s", cid, other, id)
-			}
-			owner[cid] = id
-		}
-	}
-	inFlight := map[string]string{}
-	for _, id := range sortedKeys(d.Pending) {
-		c := d.Pending[id]
-		if c.Deferred || !spends(&c.Call) {
-			continue
-		}
-		if other, dup := inFlight[c.Call.ActAs]; dup {
-			t.Fatalf("%s has two spending prepares with the ledger: %s and %s", c.Call.ActAs, other, id)
-		}
-		inFlight[c.Call.ActAs] = id
+	if p := d.CoinSelectionProblem(); p != "" {
+		t.Fatalf("%s", p)
 	}
 }
 

@@ -764,6 +764,7 @@ func (a *actor) quote(rfqID string) {
 	}
 	a.send(c, func(rep machine.Reply) {
 		a.quoteAnswered(rep)
+		s.noteQuoteFundsRefused(a.party, r, c.Price, rep) // coinsel.go
 		s.checkQuoteAmounts(c, r, pk, rep)
 		// A rotation of the maker's key that raced this submission makes it 401 (the key
 		// check comes first; the judge verifies the key was unknown): nothing to assert.
