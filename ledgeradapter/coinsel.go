@@ -81,13 +81,17 @@ func (a *Adapter) withInputs(call machine.LedgerCall, cmd ledgersim.Command) (le
 	if !ok {
 		return cmd, nil, nil
 	}
+	reserved := call.Reserved
+	if !slices.IsSorted(reserved) { // the machine sorts them; a caller that did not is not trusted
+		reserved = slices.Sorted(slices.Values(reserved))
+	}
 	free := a.L.FreeHoldings(call.ActAs, instrument)
-	inputs, sf := SelectInputs(free, call.Reserved, amount, a.L.MaxInputs())
+	inputs, sf := SelectInputs(free, reserved, amount, a.L.MaxInputs())
 	if sf != nil {
 		sf.Owner, sf.Instrument = call.ActAs, instrument
 		inputs = nil
 		for _, h := range free {
-			if _, found := slices.BinarySearch(call.Reserved, h.CID); !found && len(inputs) < a.L.MaxInputs() {
+			if _, found := slices.BinarySearch(reserved, h.CID); !found && len(inputs) < a.L.MaxInputs() {
 				inputs = append(inputs, h.CID)
 			}
 		}
