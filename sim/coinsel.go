@@ -19,6 +19,9 @@ const (
 	// funds that its free holdings would have covered but for the holdings the others
 	// reserve.
 	covQuoteFundsReserved = "a quote refused for funds the maker's other live quotes reserve"
+	// covReservationFreedByRestart: a restart undid a quote or an accept still funding
+	// whose prepared allocation had reserved holdings, and freed them.
+	covReservationFreedByRestart = "holdings reserved by a quote or accept a restart undid were freed"
 )
 
 // checkCoinSelection fails the run when the desk's state breaks a coin selection
@@ -69,11 +72,55 @@ func (s *Sim) noteQuoteFundsRefused(maker string, r machine.RfqDTO, price money.
 	}
 }
 
-// coinSelGoals: a set of runs meets a quote refused for funds the maker's other quotes
-// reserve.
-func coinSelGoals(runs int) []string {
-	if runs > 1 {
-		return []string{covQuoteFundsReserved}
+// reservedCount is how many holdings the desk reserves, over every party.
+func (s *Sim) reservedCount() int {
+	n := 0
+	for _, x := range s.desk.Actions {
+		n += len(x.Inputs)
 	}
-	return nil
+	for _, h := range s.desk.Held {
+		switch h.Kind {
+		case "quote.prepare":
+			if q := s.desk.Quotes[h.Entity]; q != nil && q.State == machine.QuoteFunding {
+				n += allocInputs(q.Allocations)
+			}
+		case "trade.prepare":
+			if t := s.desk.Trades[h.Entity]; t != nil && t.State == machine.TradeAllocating {
+				n += allocInputs(t.Allocations)
+			}
+		}
+	}
+	return n
+}
+
+func allocInputs(als []machine.AllocationRef) int {
+	n := 0
+	for _, al := range als {
+		if al.PreparedID != "" {
+			n += len(al.Inputs)
+		}
+	}
+	return n
+}
+
+// noteReservationsFreed counts covReservationFreedByRestart when the Boot just applied
+// reserves fewer holdings than the desk did before it (a restart ends no action by itself:
+// what it frees is the funding quotes and accepts it undid).
+func (s *Sim) noteReservationsFreed(before int) {
+	if s.desk != nil && s.reservedCount() < before {
+		s.cov.hit(covReservationFreedByRestart)
+	}
+}
+
+// coinSelGoals: a set of runs meets a quote refused for funds the maker's other quotes
+// reserve; with crashes, a restart that freed what an undone quote or accept reserved.
+func coinSelGoals(k Knobs, runs int) []string {
+	var goals []string
+	if runs > 1 {
+		goals = append(goals, covQuoteFundsReserved)
+	}
+	if runs > 1 && k.CrashRate > 0 {
+		goals = append(goals, covReservationFreedByRestart)
+	}
+	return goals
 }

@@ -61,7 +61,7 @@ var allCoverage = []string{
 	covQuoteDeleted, covRFQCancelled, covWithdrawBlocked, covInsufficientFunds, covAcceptFromStream, covTradeSettled,
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
 	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
-	covZombieFenced, covStandbyCurrent, covStandbyRebuilt, covQuoteFundsReserved,
+	covZombieFenced, covStandbyCurrent, covStandbyRebuilt, covQuoteFundsReserved, covReservationFreedByRestart,
 }
 
 // coverage counts situations by name.
@@ -108,7 +108,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, resumeGoals(k, m, runs)...)
 	goals = append(goals, idemGoals(k, runs)...)
 	goals = append(goals, ticketGoals(runs)...)
-	goals = append(goals, coinSelGoals(runs)...)
+	goals = append(goals, coinSelGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {
