@@ -54,6 +54,7 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 		Inputs:      res.Inputs,
 	}
 	a.d.Actions[x.ID] = x
+	a.d.indexReserving(x, true) // coinsel.go
 	a.at(x.ExpiresAt, DLAction, x.ID)
 	a.emit(x.Party, EvSignRequested, x.dto()) // also when quiet: events are numbered and retained
 	return x
@@ -85,6 +86,7 @@ func (a *applier) finishAction(x *Action, t Trigger) {
 		return
 	}
 	delete(a.d.Actions, x.ID)
+	a.d.indexReserving(x, false) // coinsel.go
 	until := x.ExpiresAt
 	if !until.After(a.d.Now) {
 		until = a.d.Now.Add(time.Minute)

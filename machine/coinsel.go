@@ -55,10 +55,8 @@ func (d *Desk) spendInFlight(party, except string) bool {
 // quote or accept still waits for the rest of its prepares (no action made yet).
 func (d *Desk) reservedOf(party string) []string {
 	var out []string
-	for _, x := range d.Actions {
-		if x.Party == party {
-			out = append(out, x.Inputs...)
-		}
+	for _, x := range d.reservingOf(party) {
+		out = append(out, x.Inputs...)
 	}
 	for _, h := range d.Held {
 		var als []AllocationRef
@@ -80,6 +78,38 @@ func (d *Desk) reservedOf(party string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// reservingOf returns the live actions of party that name input holdings, building the
+// index from Actions on first use (after a restore, or in a new desk).
+func (d *Desk) reservingOf(party string) map[string]*Action {
+	if d.reserving == nil {
+		d.reserving = map[string]map[string]*Action{}
+		for _, x := range d.Actions {
+			d.indexReserving(x, true)
+		}
+	}
+	return d.reserving[party]
+}
+
+// indexReserving adds a live action to the index (or, add false, takes one out); nothing
+// while the index is not built.
+func (d *Desk) indexReserving(x *Action, add bool) {
+	if d.reserving == nil || x == nil || len(x.Inputs) == 0 {
+		return
+	}
+	m := d.reserving[x.Party]
+	switch {
+	case add && m == nil:
+		d.reserving[x.Party] = map[string]*Action{x.ID: x}
+	case add:
+		m[x.ID] = x
+	default:
+		delete(m, x.ID)
+		if len(m) == 0 {
+			delete(d.reserving, x.Party)
+		}
+	}
 }
 
 // emitCall hands a call to the adapter, a spending prepare with the holdings it must

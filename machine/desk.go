@@ -62,6 +62,9 @@ type Desk struct {
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
 	byParty rfqIndex
+	// reserving indexes the live actions that name input holdings by party; derived from
+	// Actions, not state (coinsel.go).
+	reserving map[string]map[string]*Action
 	// idemInFlight indexes the idempotency records still unanswered by their request's
 	// sequence number; derived from Idem, not state.
 	idemInFlight map[uint64]idemRef
