@@ -297,6 +297,25 @@ func (d *Desk) liveInputs() map[string][]string {
 // checks it after every step; it walks every action, so it is for checks, not for the
 // desk's own path.
 func (d *Desk) CoinSelectionProblem() string {
+	if d.reserving != nil { // the index agrees with Actions
+		n := 0
+		for party, m := range d.reserving {
+			for id, x := range m {
+				if d.Actions[id] != x || x.Party != party || len(x.Inputs) == 0 {
+					return fmt.Sprintf("the reservation index holds action %s of %s, which is not a live action naming inputs", id, party)
+				}
+				n++
+			}
+		}
+		for _, x := range d.Actions {
+			if x != nil && len(x.Inputs) > 0 {
+				n--
+			}
+		}
+		if n != 0 {
+			return "the reservation index misses live actions that name inputs"
+		}
+	}
 	live := d.liveInputs()
 	owner := map[string]string{}
 	for _, id := range sortedKeys(live) {
