@@ -62,20 +62,25 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded record %x does not encode: %v", b, err)
 		}
-		// A record of a previous version (3 to 5, still read) re-encodes as version 6: the
-		// same bytes after the version, and socket.opened with what it lacked appended: the
-		// mark (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket
-		// hash ("") for all three.
+		// A record of a previous version (3 to 6, still read) re-encodes as version 7: the
+		// same bytes after the version, socket.opened with what it lacked appended: the mark
+		// (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket hash
+		// ("") for 3 to 5; and ledger.result with its input holdings (none) appended.
 		want := b
-		if b[0] >= 3 && b[0] <= 5 {
-			want = append([]byte{6}, b[1:]...)
-			if _, ok := env.Input.(machine.SocketOpened); ok {
+		if b[0] >= 3 && b[0] <= 6 {
+			want = append([]byte{7}, b[1:]...)
+			switch env.Input.(type) {
+			case machine.SocketOpened:
 				if b[0] == 3 {
 					want = append(want, 0)
 				}
 				if b[0] <= 4 {
 					want = append(want, 0, 0)
 				}
+				if b[0] <= 5 {
+					want = append(want, 0)
+				}
+			case machine.LedgerResult:
 				want = append(want, 0)
 			}
 		}

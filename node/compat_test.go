@@ -35,10 +35,10 @@ func TestOlderDataRefused(t *testing.T) {
 		name, rec, want string
 	}{
 		{"record version 1", `{"v":1,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","input":{}}`,
-			"journal record version 1 (JSON, written by an earlier desk); this desk reads only versions 3 to 6"},
+			"journal record version 1 (JSON, written by an earlier desk); this desk reads only versions 3 to 7"},
 		{"record version 2", `{"v":2,"seq":2,"at":"2026-03-01T12:00:01Z","kind":"tick","bin":""}`,
-			"journal record version 2 (JSON, written by an earlier desk); this desk reads only versions 3 to 6"},
-		{"unknown binary version", "\x07\x02", "journal record version 7; this desk reads only versions 3 to 6"},
+			"journal record version 2 (JSON, written by an earlier desk); this desk reads only versions 3 to 7"},
+		{"unknown binary version", "\x08\x02", "journal record version 8; this desk reads only versions 3 to 7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := journal.NewMemLog(true)
@@ -72,7 +72,7 @@ func TestOlderDataRefused(t *testing.T) {
 		if err := log.SaveSnapshot(2, js); err != nil {
 			t.Fatal(err)
 		}
-		want := "a JSON desk snapshot (written by an earlier desk); this desk reads only binary snapshots of versions 1 to 4"
+		want := "a JSON desk snapshot (written by an earlier desk); this desk reads only binary snapshots of versions 1 to 5"
 		if _, _, err := node.ReplayDesk(log, true, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("ReplayDesk = %v, want an error containing %q", err, want)
 		}
