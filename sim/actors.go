@@ -666,6 +666,7 @@ func (a *actor) signActions(xs []machine.SignActionDTO) {
 
 // execute signs and executes actions, in one batch or one call each.
 func (a *actor) execute(xs []machine.SignActionDTO) {
+	a.maybeSpendOutside(xs) // coinsel.go
 	entries := make([]machine.SignedAction, len(xs))
 	for i, x := range xs {
 		entries[i] = machine.SignedAction{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"crypto/ed25519"
+	"fmt"
 	"slices"
 
+	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 )
@@ -22,6 +25,9 @@ const (
 	// covReservationFreedByRestart: a restart undid a quote or an accept still funding
 	// whose prepared allocation had reserved holdings, and freed them.
 	covReservationFreedByRestart = "holdings reserved by a quote or accept a restart undid were freed"
+	// covOutsideSpend: a maker spent, outside the desk, a holding one of its actions names
+	// (maybeSpendOutside).
+	covOutsideSpend = "a maker spent outside the desk a holding its action names"
 )
 
 // checkCoinSelection fails the run when the desk's state breaks a coin selection
@@ -123,4 +129,55 @@ func coinSelGoals(k Knobs, runs int) []string {
 		goals = append(goals, covReservationFreedByRestart)
 	}
 	return goals
+}
+
+// outsideSpendRate is the chance that a maker, about to sign its actions, first spends one
+// of the holdings the first of them names outside the desk (a treasury move in another
+// wallet, which a real maker may make at any time): it transfers the holding to the
+// faucet reservoir on the ledger with its own key and withdraws the transfer at once, so
+// the funds come back as a new holding. The desk's prepared transaction then names a
+// holding that is gone, and its execute meets an inactive input, as on Canton: the only
+// way left to meet one, since the desk's own transactions never contend.
+const outsideSpendRate = 0.01
+
+// maybeSpendOutside makes the outside spend for the actions a maker is about to sign.
+func (a *actor) maybeSpendOutside(xs []machine.SignActionDTO) {
+	s := a.s
+	if a.role != roleMaker || s.liveness || len(xs) == 0 || a.rng.Float64() >= outsideSpendRate {
+		return
+	}
+	x := s.desk.Actions[xs[0].ID]
+	if x == nil || len(x.Inputs) == 0 || x.Party != a.party {
+		return
+	}
+	l := s.ledger.L
+	var h *ledgersim.Holding
+	for _, c := range l.Holdings(a.party) {
+		if c.CID == x.Inputs[0] && c.Lock == nil {
+			h = &c
+			break
+		}
+	}
+	if h == nil {
+		return
+	}
+	s.cov.hit(covOutsideSpend)
+	id := fmt.Sprintf("outside:%s:%d", a.hint, s.cov[covOutsideSpend])
+	run := func(cmd ledgersim.Command, cmdID string) (ledgersim.Update, error) {
+		p, err := l.Prepare(a.party, cmd, cmdID)
+		if err != nil {
+			return ledgersim.Update{}, err
+		}
+		return l.Execute(p.ID, ed25519.Sign(a.priv, p.Hash[:]))
+	}
+	u, err := run(ledgersim.Transfer{Receiver: l.Reservoir(), Instrument: h.Instrument, Amount: h.Amount, Reason: "outside", Inputs: []string{h.CID}}, id)
+	if err != nil || u.TransferInstruction == "" {
+		return // refused (or its answer lost): the desk's transaction may still run
+	}
+	s.dirtyLedger = true
+	if _, err := run(ledgersim.WithdrawTransfer{Instruction: u.TransferInstruction}, id+":back"); err == nil {
+		return
+	}
+	// The withdrawal was refused or its answer lost: the funds stay in the instruction,
+	// which the reservoir never takes; the maker is poorer, nothing else changes.
 }

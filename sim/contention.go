@@ -27,14 +27,15 @@ func (s *Sim) noteInputContention(res machine.LedgerResult) {
 	}
 }
 
-// contentionGoals: a set of runs meets a locked input whenever a seed injects
-// contention. An archived input is counted but no longer required: the desk names the
-// input holdings of its prepared transactions and reserves them (coin selection,
-// coinsel.go), so its own transactions never spend what another chose, and a holding
-// archived under a prepared transaction now needs a spender outside the desk, which the
-// simulator's actors are not (ledgersim's tests cover the refusal itself).
+// contentionGoals: a set of runs meets an archived input, and a locked one whenever a
+// seed injects contention. The desk's own transactions never spend what another chose
+// (coin selection, coinsel.go): an archived input comes from a maker spending outside the
+// desk a holding its action names (maybeSpendOutside).
 func contentionGoals(m Mix, runs int) []string {
 	var goals []string
+	if runs > 1 {
+		goals = append(goals, covInputInactive)
+	}
 	if runs > 1 && m.UnknownOutcome > 0 {
 		goals = append(goals, covFromCompletions) // the desk's re-send of a call whose outcome was unknown
 	}

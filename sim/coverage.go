@@ -62,6 +62,7 @@ var allCoverage = []string{
 	covTradeFailed, covOrphanInDoubt, covFaucetCooldown, covFaucetInfoCooldown, covAdvExpiredBeforeTick,
 	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
 	covZombieFenced, covStandbyCurrent, covStandbyRebuilt, covQuoteFundsReserved, covReservationFreedByRestart,
+	covOutsideSpend,
 }
 
 // coverage counts situations by name.
