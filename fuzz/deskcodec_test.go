@@ -63,14 +63,15 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			t.Fatalf("decoded record %x does not encode: %v", b, err)
 		}
 		// A record of a previous version (3 to 6, still read) re-encodes as version 7: the
-		// same bytes after the version, socket.opened with what it lacked appended: the
-		// mark (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket
-		// hash ("") for 3 to 5; and ledger.result with the absent prepared transaction (a
-		// nil byte string) and a zero ledger offset appended for all four.
+		// same bytes after the version, socket.opened with what it lacked appended: the mark
+		// (false) for version 3, the resume request (false, 0) for 3 and 4, the ticket hash
+		// ("") for 3 to 5; and ledger.result with the absent prepared transaction (a nil byte
+		// string), a zero ledger offset and its input holdings (none) appended for all four.
 		want := b
 		if b[0] >= 3 && b[0] <= 6 {
 			want = append([]byte{7}, b[1:]...)
-			if _, ok := env.Input.(machine.SocketOpened); ok {
+			switch env.Input.(type) {
+			case machine.SocketOpened:
 				if b[0] == 3 {
 					want = append(want, 0)
 				}
@@ -80,9 +81,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 				if b[0] <= 5 {
 					want = append(want, 0)
 				}
-			}
-			if _, ok := env.Input.(machine.LedgerResult); ok {
-				want = append(want, 0, 0) // no blob, offset 0
+			case machine.LedgerResult:
+				want = append(want, 0, 0, 0) // no blob, offset 0, no inputs
 			}
 		}
 		if !bytes.Equal(out, want) {

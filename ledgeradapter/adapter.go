@@ -38,7 +38,8 @@ type Adapter struct {
 	// Backoff is slept before retry n (1-based); nil means no pause (simulation).
 	Backoff func(n int)
 
-	sent sentOffsets
+	sent  sentOffsets
+	locks partyLocks
 	// pages counts the completion pages read (CompletionPages).
 	pages atomic.Int64
 }
@@ -165,9 +166,13 @@ func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 		if err != nil {
 			return fail(err)
 		}
-		p, err := a.L.Prepare(call.ActAs, cmd, call.CommandID)
+		var p ledgersim.Prepared
+		inputs, sf, err := a.spend(call, cmd, func(cmd ledgersim.Command) (err error) {
+			p, err = a.L.Prepare(call.ActAs, cmd, call.CommandID)
+			return err
+		})
 		if err != nil {
-			return fail(err)
+			return a.refused(res, err, inputs, sf)
 		}
 		if len(p.Blob) > machine.MaxPreparedBytes {
 			// Beyond what the desk keeps per action: never handed to the machine.
@@ -176,6 +181,7 @@ func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 		}
 		res.PreparedID, res.Hash, res.ExpiresAt = p.ID, append([]byte(nil), p.Hash[:]...), p.ExpiresAt
 		res.Prepared = p.Blob
+		res.Inputs = inputs
 	case machine.OpExecute:
 		u, err := a.L.Execute(call.Prepared, call.Signature)
 		if err != nil {
@@ -187,11 +193,16 @@ func (a *Adapter) once(call machine.LedgerCall) (machine.LedgerResult, error) {
 		if err != nil {
 			return fail(err)
 		}
-		u, err := a.L.Submit(call.ActAs, cmd, call.CommandID)
+		var u ledgersim.Update
+		inputs, sf, err := a.spend(call, cmd, func(cmd ledgersim.Command) (err error) {
+			u, err = a.L.Submit(call.ActAs, cmd, call.CommandID)
+			return err
+		})
 		if err != nil {
-			return fail(err)
+			return a.refused(res, err, inputs, sf)
 		}
 		fill(&res, u)
+		res.Inputs = inputs
 	default:
 		return fail(fmt.Errorf("unknown ledger operation %q", call.Op))
 	}

@@ -164,7 +164,9 @@ func TestRestartBetweenSubmitAndAnswer(t *testing.T) {
 	// and dies before the answer.
 	call := transfer("lost")
 	call.Since = last.Offset
-	first, err := a.L.Submit(ps.Reservoir, ledgersim.Transfer{Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01")}, "lost")
+	largest := a.L.FreeHoldings(ps.Reservoir, "usdcx-registry")[0].CID // as the adapter would name it
+	first, err := a.L.Submit(ps.Reservoir, ledgersim.Transfer{Receiver: ps.Operator, Instrument: "usdcx-registry", Amount: money.MustParse("0.01"),
+		Inputs: []string{largest}}, "lost")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func (a *Adapter) Begin(ctx context.Context, call machine.LedgerCall) (*InFlight
 	since, known := a.noteSince(call)
 	f, err := a.L.BeginExecute(call.Prepared, call.Signature)
 	if err != nil {
-		return nil, a.refused(call, since, known, err)
+		return nil, a.flightRefused(call, since, known, err)
 	}
 	return &InFlight{a: a, call: call, since: since, known: known, f: f}, machine.LedgerResult{}
 }
@@ -39,7 +39,7 @@ func (a *Adapter) Begin(ctx context.Context, call machine.LedgerCall) (*InFlight
 func (p *InFlight) Finish() machine.LedgerResult {
 	u, err := p.f.Commit()
 	if err != nil {
-		return p.a.refused(p.call, p.since, p.known, err)
+		return p.a.flightRefused(p.call, p.since, p.known, err)
 	}
 	res := machine.LedgerResult{CommandID: p.call.CommandID}
 	fill(&res, u)
@@ -53,9 +53,9 @@ func (p *InFlight) Abandon() { p.f.Abandon() }
 // Call is the call in flight.
 func (p *InFlight) Call() machine.LedgerCall { return p.call }
 
-// refused answers an attempt the ledger refused: with the update of an earlier attempt
+// flightRefused answers an execute in flight the ledger refused: with the update of an earlier attempt
 // that took effect, found in the completion stream, or with the refusal.
-func (a *Adapter) refused(call machine.LedgerCall, since int64, known bool, err error) machine.LedgerResult {
+func (a *Adapter) flightRefused(call machine.LedgerCall, since int64, known bool, err error) machine.LedgerResult {
 	res := machine.LedgerResult{CommandID: call.CommandID}
 	if u, ok := a.tookEffect(call, since, known, err); ok {
 		fill(&res, u)

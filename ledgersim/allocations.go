@@ -42,10 +42,12 @@ func (c *checker) allocate(a Allocate) (plan, error) {
 	p := &c.st.plans.allocate // one plan at a time: reused (plans.go)
 	*p = allocatePlan{cmd: a, owner: c.actAs, in: in}
 	if a.Side == SideSend {
-		p.holdings, p.sum, err = c.pick(c.actAs, a.Instrument, a.Amount)
+		p.holdings, p.sum, err = c.pick(c.actAs, a.Instrument, a.Amount, a.Inputs)
 		if err != nil {
 			return nil, err
 		}
+	} else if len(a.Inputs) > 0 {
+		return nil, newErr(CategoryInvalid, "", "a receive allocation spends no input holdings")
 	}
 	return p, nil
 }

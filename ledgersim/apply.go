@@ -18,8 +18,8 @@ type plan interface {
 }
 
 // checker interprets commands. With fixed set it re-checks a prepared transaction at
-// execution: a missing input contract is inactive, and coin selection reuses the
-// holdings chosen at prepare.
+// execution: a missing input contract is inactive, and the input holdings named at
+// prepare are checked again.
 type checker struct {
 	st       *state
 	actAs    string
@@ -101,11 +101,13 @@ func checkAmount(in *Instrument, a money.Decimal) error {
 	return nil
 }
 
-func (c *checker) pick(owner, instrument string, amount money.Decimal) ([]*Holding, money.Decimal, error) {
+// pick checks the input holdings a command names (named): at execution the ones its
+// prepare accepted are re-checked (spent since: ErrInactive).
+func (c *checker) pick(owner, instrument string, amount money.Decimal, named []string) ([]*Holding, money.Decimal, error) {
 	if c.fixed {
 		return c.st.fixedHoldings(c.selected, owner, instrument, amount, c.now)
 	}
-	return c.st.selectHoldings(owner, instrument, amount)
+	return c.st.namedHoldings(named, owner, instrument, amount, c.now)
 }
 
 func cidsOf(hs []*Holding) []string {

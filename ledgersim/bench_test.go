@@ -182,12 +182,12 @@ func BenchmarkPrepareExecuteAllocation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h, err := e.l.Submit(e.house, o.recv, o.id+"-house")
+		h, err := e.submit(e.house, o.recv, o.id+"-house")
 		if err != nil {
 			b.Fatal(err)
 		}
 		o.settle.Allocations = []string{u.Allocation, h.Allocation}
-		if _, err := e.l.Submit(e.op, o.settle, o.id+"-settle"); err != nil {
+		if _, err := e.submit(e.op, o.settle, o.id+"-settle"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -244,7 +244,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 				u, err = allocate(b, e, &lm, bl, a.party, k, a.a, o.ids[j])
 			} else {
 				lm.start()
-				u, err = e.l.Submit(a.party, a.a, o.ids[j])
+				u, err = e.submit(a.party, a.a, o.ids[j])
 				lm.stop()
 			}
 			if err != nil {
@@ -253,7 +253,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 			cids = append(cids, u.Allocation)
 		}
 		lm.start()
-		_, err := e.l.Submit(e.op, Settle{Settlement: o.tr.ref, Legs: o.tr.legs, Allocations: cids}, o.sid)
+		_, err := e.submit(e.op, Settle{Settlement: o.tr.ref, Legs: o.tr.legs, Allocations: cids}, o.sid)
 		lm.stop()
 		if err != nil {
 			b.Fatal(err)
@@ -266,7 +266,7 @@ func BenchmarkSettleTrade(b *testing.B) {
 // the ledger's two calls timed on lm, and one verification measured on bl beside them.
 func allocate(b *testing.B, e *env, lm *meter, bl *baseline, party string, k ed25519.PrivateKey, a Allocate, id string) (Update, error) {
 	lm.start()
-	p, err := e.l.Prepare(party, a, id)
+	p, err := e.prepare(party, a, id)
 	lm.stop()
 	if err != nil {
 		return Update{}, err

@@ -17,7 +17,7 @@ func preparedAllocation(t *testing.T, e *env, hint, cmdID string) (string, Prepa
 	e.fund(alice, "USDCx", "100")
 	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s-" + cmdID}, LegID: "a", Side: SideSend,
 		Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
-	p, err := e.l.Prepare(alice, cmd, cmdID)
+	p, err := e.prepare(alice, cmd, cmdID)
 	if err != nil {
 		t.Fatal(err)
 	}

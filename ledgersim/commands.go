@@ -95,6 +95,12 @@ type Allocate struct {
 	Amount         money.Decimal `json:"amount"`
 	AllocateBefore time.Time     `json:"allocateBefore"` // zero: no allocation deadline
 	SettleBefore   time.Time     `json:"settleBefore"`   // required
+	// Inputs are the holdings a Send allocation spends, named by the submitter as
+	// Canton's allocation factory takes them (inputHoldingCids): each live, the acting
+	// party's, of Instrument, free, named once, at most Limits.MaxInputs of them, together
+	// covering Amount. A Receive allocation names none. The ledger reserves nothing at
+	// prepare; execute re-checks them (spent since: ErrInactive).
+	Inputs []string `json:"inputHoldingCids,omitempty"`
 }
 
 // CancelAllocation archives an allocation and releases its lock; the executor or the
@@ -135,6 +141,9 @@ type Transfer struct {
 	Amount        money.Decimal `json:"amount"`
 	ExecuteBefore time.Time     `json:"executeBefore"` // zero: the instruction never expires
 	Reason        string        `json:"reason,omitempty"`
+	// Inputs are the holdings the transfer spends, named by the submitter (Canton's
+	// inputHoldingCids), under the rules of Allocate.Inputs.
+	Inputs []string `json:"inputHoldingCids,omitempty"`
 }
 
 // AcceptTransfer accepts a pending transfer instruction; only its receiver may.
@@ -183,14 +192,20 @@ func (RejectTransfer) Kind() CommandKind     { return KindRejectTransfer }     /
 func (WithdrawTransfer) Kind() CommandKind   { return KindWithdrawTransfer }   // Kind is "withdraw-transfer".
 func (CreatePreapproval) Kind() CommandKind  { return KindCreatePreapproval }  // Kind is "create-preapproval".
 
-func (c Allocate) clone() Command           { return c }
 func (c CancelAllocation) clone() Command   { return c }
 func (c WithdrawAllocation) clone() Command { return c }
-func (c Transfer) clone() Command           { return c }
 func (c AcceptTransfer) clone() Command     { return c }
 func (c RejectTransfer) clone() Command     { return c }
 func (c WithdrawTransfer) clone() Command   { return c }
 func (c CreatePreapproval) clone() Command  { return c }
+func (c Allocate) clone() Command {
+	c.Inputs = cloneIDs(c.Inputs)
+	return c
+}
+func (c Transfer) clone() Command {
+	c.Inputs = cloneIDs(c.Inputs)
+	return c
+}
 func (c Settle) clone() Command {
 	c.Legs = append([]Leg(nil), c.Legs...)
 	c.Allocations = append([]string(nil), c.Allocations...)
@@ -234,13 +249,30 @@ func deref[C Command](p *C) (Command, error) {
 }
 
 // cloneCommand deep-copies a command. A value command inside an interface is already
-// an immutable copy, so only the slices of a Settle need copying; the rest is returned
-// as is (no new allocation).
+// an immutable copy, so only the slices of a Settle, an Allocate and a Transfer need
+// copying; the rest is returned as is (no new allocation).
 func cloneCommand(c Command) Command {
-	if s, ok := c.(Settle); ok {
-		return s.clone()
+	switch v := c.(type) {
+	case Settle:
+		return v.clone()
+	case Allocate:
+		if v.Inputs != nil {
+			return v.clone()
+		}
+	case Transfer:
+		if v.Inputs != nil {
+			return v.clone()
+		}
 	}
 	return c
+}
+
+// cloneIDs copies a list of ids, keeping nil apart from empty.
+func cloneIDs(ids []string) []string {
+	if ids == nil {
+		return nil
+	}
+	return append([]string{}, ids...)
 }
 
 // CommandEnvelope is the JSON form of a Command inside an Input: exactly one field set.
@@ -264,6 +296,9 @@ func Envelope(c Command) *CommandEnvelope { return envelope(c, true) }
 func envelope(c Command, clone bool) *CommandEnvelope {
 	switch v := c.(type) {
 	case Allocate:
+		if clone {
+			v = v.clone().(Allocate)
+		}
 		return boxed(v, func(e *CommandEnvelope) **Allocate { return &e.Allocate })
 	case CancelAllocation:
 		return boxed(v, func(e *CommandEnvelope) **CancelAllocation { return &e.CancelAllocation })
@@ -275,6 +310,9 @@ func envelope(c Command, clone bool) *CommandEnvelope {
 		}
 		return boxed(v, func(e *CommandEnvelope) **Settle { return &e.Settle })
 	case Transfer:
+		if clone {
+			v = v.clone().(Transfer)
+		}
 		return boxed(v, func(e *CommandEnvelope) **Transfer { return &e.Transfer })
 	case AcceptTransfer:
 		return boxed(v, func(e *CommandEnvelope) **AcceptTransfer { return &e.AcceptTransfer })
@@ -310,11 +348,11 @@ func (e *CommandEnvelope) Command() (Command, error) {
 			out = append(out, c())
 		}
 	}
-	add(e.Allocate != nil, func() Command { return *e.Allocate })
+	add(e.Allocate != nil, func() Command { return e.Allocate.clone() })
 	add(e.CancelAllocation != nil, func() Command { return *e.CancelAllocation })
 	add(e.WithdrawAllocation != nil, func() Command { return *e.WithdrawAllocation })
 	add(e.Settle != nil, func() Command { return e.Settle.clone() })
-	add(e.Transfer != nil, func() Command { return *e.Transfer })
+	add(e.Transfer != nil, func() Command { return e.Transfer.clone() })
 	add(e.AcceptTransfer != nil, func() Command { return *e.AcceptTransfer })
 	add(e.RejectTransfer != nil, func() Command { return *e.RejectTransfer })
 	add(e.WithdrawTransfer != nil, func() Command { return *e.WithdrawTransfer })

@@ -15,18 +15,18 @@ func TestDedupByChangeID(t *testing.T) {
 	e := newEnv(t, ProfileTestnet)
 	e.fund(e.house, "USDCx", "10")
 	cmd := Transfer{Receiver: e.op, Instrument: "USDCx", Amount: d("1")}
-	a, err := e.l.Submit(e.res, cmd, "same-id")
+	a, err := e.submit(e.res, cmd, "same-id")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.l.Submit(e.house, cmd, "same-id")
+	b, err := e.submit(e.house, cmd, "same-id")
 	if err != nil {
 		t.Fatalf("the same command id of another party was refused: %v", err)
 	}
 	if a.UpdateID == b.UpdateID {
 		t.Fatal("two parties' commands share an update")
 	}
-	_, err = e.l.Submit(e.house, cmd, "same-id")
+	_, err = e.submit(e.house, cmd, "same-id")
 	wantCat(t, err, CategoryDuplicate)
 	var dup *Error
 	if !errors.As(err, &dup) || dup.UpdateID != "" || dup.SubmissionID == "" {
@@ -48,7 +48,7 @@ func TestCompletions(t *testing.T) {
 	var ids []string
 	for i := range 6 {
 		id := "t" + string(rune('0'+i))
-		u, err := e.l.Submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")}, id)
+		u, err := e.submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")}, id)
 		if err != nil {
 			t.Fatal(err)
 		}

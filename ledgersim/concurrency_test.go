@@ -27,7 +27,7 @@ func TestConcurrentExecutes(t *testing.T) {
 			for i := 0; i < 25; i++ {
 				a := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: fmt.Sprintf("%d-%d", w, i), Side: SideSend,
 					Instrument: "USDCx", Amount: d("1"), SettleBefore: t0.Add(time.Hour)}
-				pr, err := e.l.Prepare(p, a, fmt.Sprintf("w%d-%d", w, i))
+				pr, err := e.prepare(p, a, fmt.Sprintf("w%d-%d", w, i))
 				if err != nil {
 					t.Error(err)
 					return
@@ -37,7 +37,7 @@ func TestConcurrentExecutes(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := e.l.Submit(e.op, CancelAllocation{Allocation: u.Allocation}, fmt.Sprintf("c%d-%d", w, i)); err != nil {
+				if _, err := e.submit(e.op, CancelAllocation{Allocation: u.Allocation}, fmt.Sprintf("c%d-%d", w, i)); err != nil {
 					t.Error(err)
 					return
 				}

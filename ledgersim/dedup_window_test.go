@@ -13,7 +13,7 @@ func TestDedupWindow(t *testing.T) {
 	const window = 40 * time.Minute
 	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.DedupWindow = window })
 	send := func() (Update, error) {
-		return e.l.Submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("5")}, "once")
+		return e.submit(e.res, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("5")}, "once")
 	}
 	first, err := send()
 	if err != nil {

@@ -128,7 +128,10 @@ func (e *env) onboard(hint string) string {
 
 // run executes cmd for party: prepare, sign and execute for an external party, submit
 // for an internal one.
+// A spending command that names no input holdings gets the party's free ones, largest
+// first (named).
 func (e *env) run(party string, cmd Command, cmdID string) (Update, error) {
+	cmd = named(e.l, party, cmd)
 	k, ok := e.keys[party]
 	if !ok {
 		return e.l.Submit(party, cmd, cmdID)

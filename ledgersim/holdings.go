@@ -255,57 +255,6 @@ func (c *cursor) next() *Holding {
 	}
 }
 
-// smallestCovering returns the holding of at least amount that no live prepared
-// transaction chose (refs) and that comes last in selection order among those: the
-// smallest single holding that covers amount, or nil. It is what walking the cursor until
-// the holdings fall below amount finds, at the cost of a binary search and a look at the
-// few holdings just above amount: a party that received thousands of holdings larger
-// than what it spends no longer pays a walk over all of them. The tail is sorted first, as
-// the cursor sorts it.
-func (s *holdingSet) smallestCovering(amount money.Decimal, refs map[string]int) *Holding {
-	slices.SortFunc(s.tail, storageCmp)
-	key := amountKey(amount)
-	covers := func(e hEntry) bool {
-		if e.key != noKey && key != noKey {
-			return e.key >= key
-		}
-		return e.h.Amount.Cmp(amount) >= 0
-	}
-	// The array ascends in amount from index 0 (selection order runs from its end), so
-	// the covering holdings are a suffix, and the first free one in it is the last in
-	// selection order.
-	lo, hi := 0, len(s.hs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if covers(s.hs[m]) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	var best *hEntry
-	for i := lo; i < len(s.hs); i++ {
-		if refs[s.hs[i].h.CID] == 0 {
-			best = &s.hs[i]
-			break
-		}
-	}
-	// The tail is sorted the same way: its first free covering entry is its last in
-	// selection order. Of the two candidates the later in selection order wins.
-	for i := range s.tail {
-		if e := &s.tail[i]; covers(*e) && refs[e.h.CID] == 0 {
-			if best == nil || best.before(*e) {
-				best = e
-			}
-			break
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return best.h
-}
-
 // holdings returns every holding of the set, array then tail (read-only).
 func (s *holdingSet) holdings() []*Holding {
 	out := make([]*Holding, 0, s.size())
@@ -318,55 +267,48 @@ func (s *holdingSet) holdings() []*Holding {
 	return out
 }
 
-// selectHoldings chooses spendable holdings of owner in instrument covering amount.
-// Holdings chosen by other live prepared transactions are avoided while others suffice,
-// so two quotes of one maker do not contend needlessly. Among the others it takes the
-// smallest single holding that covers the amount, else the largest first.
-func (st *state) selectHoldings(owner, instrument string, amount money.Decimal) ([]*Holding, money.Decimal, error) {
-	s := st.spendable[ownerInst{owner, instrument}]
-	if s == nil || s.size() == 0 {
-		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: money.Zero, Needed: amount},
-			"%s holds no free %s (needs %s)", owner, instrument, amount)
-	}
-	// Smallest single unreferenced holding that covers the amount.
-	best := s.smallestCovering(amount, st.refs)
-	out := st.plans.picked[:0] // kept by the one plan alive (plans.go)
-	defer func() { st.plans.picked = out[:0] }()
-	if best != nil {
-		out = append(out, best)
-		return out, best.Amount, nil
-	}
+// namedHoldings checks the input holdings a command names (Allocate.Inputs,
+// Transfer.Inputs), as Canton's token standard checks inputHoldingCids at submission:
+// none named, more than Limits.MaxInputs or one named twice is invalid; one that is not a
+// live holding is not found; one of another owner or instrument, or locked at now, is
+// invalid; together they must cover amount, else insufficient funds. Nothing is
+// reserved: two prepared transactions may name the same holding, and the second to
+// execute meets ErrInactive.
+func (st *state) namedHoldings(cids []string, owner, instrument string, amount money.Decimal, now time.Time) ([]*Holding, money.Decimal, error) {
 	limit := st.cfg.Limits.MaxInputs
+	switch {
+	case len(cids) == 0:
+		return nil, money.Zero, newErr(CategoryInvalid, "", "no input holdings named (inputHoldingCids) to cover %s %s", amount, instrument)
+	case len(cids) > limit:
+		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: money.Zero, Needed: amount, MaxInputs: limit},
+			"%d input holdings named, more than the %d one command may spend", len(cids), limit)
+	}
+	out := st.plans.picked[:0]
+	defer func() { st.plans.picked = out[:0] }()
 	sum := money.Zero
-	take := func(referenced bool) bool {
-		for cur := s.cursor(); ; {
-			h := cur.next()
-			if h == nil {
-				break
-			}
-			if (st.refs[h.CID] > 0) != referenced {
-				continue
-			}
-			if len(out) == limit {
-				return false
-			}
-			out = append(out, h)
-			sum = sum.Add(h.Amount)
-			if sum.Cmp(amount) >= 0 {
-				return true
-			}
+	for i, cid := range cids {
+		if slices.Contains(cids[:i], cid) {
+			return nil, money.Zero, newErr(CategoryInvalid, "", "input holding %s named twice", truncate(cid))
 		}
-		return false
+		h := st.holding(cid)
+		switch {
+		case h == nil:
+			return nil, money.Zero, newErr(CategoryNotFound, "", "no live holding %s", truncate(cid))
+		case h.Owner != owner:
+			return nil, money.Zero, newErr(CategoryInvalid, "", "input holding %s is not %s's", truncate(cid), owner)
+		case h.Instrument != instrument:
+			return nil, money.Zero, newErr(CategoryInvalid, "", "input holding %s is %s, not %s", truncate(cid), h.Instrument, instrument)
+		case !h.FreeAt(now):
+			return nil, money.Zero, newErr(CategoryInvalid, "", "input holding %s is locked", truncate(cid))
+		}
+		out = append(out, h)
+		sum = sum.Add(h.Amount)
 	}
-	if take(false) || take(true) {
-		return out, sum, nil
+	if sum.Cmp(amount) < 0 {
+		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: sum, Needed: amount},
+			"the input holdings named hold %s %s, %s needed", sum, instrument, amount)
 	}
-	if len(out) == limit {
-		return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: sum, Needed: amount, MaxInputs: limit},
-			"%s needs more than %d holdings of %s to cover %s", owner, limit, instrument, amount)
-	}
-	return nil, money.Zero, shortfallErr(Shortfall{Owner: owner, Instrument: instrument, Free: sum, Needed: amount},
-		"%s has %s free %s, needs %s", owner, sum, instrument, amount)
+	return out, sum, nil
 }
 
 // fixedHoldings re-checks the holdings a prepared transaction chose: each must still be

@@ -141,37 +141,3 @@ func TestEntryOrderMatchesHoldingLess(t *testing.T) {
 		}
 	})
 }
-
-// TestSmallestCoveringIsTheCursorWalk: the binary-searched choice of the smallest free
-// holding covering an amount is the one the cursor walk finds (walk in selection order
-// while holdings cover the amount; keep the last free one), whatever the set, its tail,
-// the holdings chosen by other transactions and the amount.
-func TestSmallestCoveringIsTheCursorWalk(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		var s holdingSet
-		refs := map[string]int{}
-		n := rapid.IntRange(0, 120).Draw(t, "n")
-		for i := range n {
-			h := &Holding{CID: fmt.Sprintf("00%02x%06d", rapid.IntRange(1, 255).Draw(t, "prefix"), i),
-				Amount: money.MustParse(rapid.SampledFrom(testAmounts).Draw(t, "amount"))}
-			s.add(h)
-			if rapid.IntRange(0, 3).Draw(t, "referenced") == 0 {
-				refs[h.CID] = 1
-			}
-		}
-		amount := money.MustParse(rapid.SampledFrom(testAmounts).Draw(t, "need"))
-		var want *Holding
-		for cur := s.cursor(); ; {
-			h := cur.next()
-			if h == nil || h.Amount.Cmp(amount) < 0 {
-				break
-			}
-			if refs[h.CID] == 0 {
-				want = h
-			}
-		}
-		if got := s.smallestCovering(amount, refs); got != want {
-			t.Fatalf("smallestCovering(%s) = %v, the walk finds %v", amount, got, want)
-		}
-	})
-}

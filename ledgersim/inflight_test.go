@@ -20,8 +20,8 @@ func TestLockedContracts(t *testing.T) {
 	alice := e.external("alice")
 	e.fund(bob, "CBTC", "1")
 	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.3")}
-	p1, _ := e.l.Prepare(bob, t1, "x1")
-	p2, _ := e.l.Prepare(bob, t1, "x2")
+	p1, _ := e.prepare(bob, t1, "x1")
+	p2, _ := e.prepare(bob, t1, "x2")
 	if p1.Inputs[0] != p2.Inputs[0] {
 		t.Fatal("expected the same input (only one holding)")
 	}
@@ -49,8 +49,8 @@ func TestLockedContracts(t *testing.T) {
 	wantCat(t, err, CategoryInactive)
 
 	// Abandoned (the process that sent it is gone): nothing committed, the input free.
-	p3, _ := e.l.Prepare(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.1")}, "x3")
-	p4, _ := e.l.Prepare(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.1")}, "x4")
+	p3, _ := e.prepare(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.1")}, "x3")
+	p4, _ := e.prepare(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.1")}, "x4")
 	f3, err := e.l.BeginExecute(p3.Blob, ed25519.Sign(kb, p3.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	f3.Abandon()
@@ -75,7 +75,7 @@ func TestSubmissionAlreadyInFlight(t *testing.T) {
 	e.fund(alice, "USDCx", "100")
 	k := e.keys[alice]
 	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
-	p, err := e.l.Prepare(alice, cmd, "c1")
+	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	sig := ed25519.Sign(k, p.Hash[:])
 	f, err := e.l.BeginExecute(p.Blob, sig)
@@ -105,7 +105,7 @@ func TestSubmitMeetsAFlight(t *testing.T) {
 	k := e.keys[alice]
 	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
 	u := e.must(alice, cmd)
-	p, err := e.l.Prepare(alice, WithdrawAllocation{Allocation: u.Allocation}, "w1")
+	p, err := e.prepare(alice, WithdrawAllocation{Allocation: u.Allocation}, "w1")
 	wantCat(t, err, CategoryNone)
 	f, err := e.l.BeginExecute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryNone)
@@ -141,7 +141,7 @@ func TestSequencingDelay(t *testing.T) {
 	e.fund(alice, "USDCx", "100")
 	k := e.keys[alice]
 	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
-	p, _ := e.l.Prepare(alice, cmd, "c1")
+	p, _ := e.prepare(alice, cmd, "c1")
 	sig := ed25519.Sign(k, p.Hash[:])
 	armed.Store(true)
 	done := make(chan error, 1)

@@ -65,6 +65,9 @@ const (
 	envRejectTransfer
 	envWithdrawTransfer
 	envCreatePreapproval
+	// envInputs is not a command: the envelope's Allocate or Transfer names its input
+	// holdings (inputHoldingCids), written after every command's fields.
+	envInputs
 	envAllFields = 1<<iota - 1
 )
 
@@ -178,7 +181,7 @@ func (in *Input) sizeHint() int {
 	if c := in.Command; c != nil {
 		n += 120 // the mask, the ids' form bytes, lengths, sides, amounts and times
 		if a := c.Allocate; a != nil {
-			n += len(a.Settlement.Executor) + len(a.Settlement.ID) + len(a.LegID) + len(a.Instrument)
+			n += len(a.Settlement.Executor) + len(a.Settlement.ID) + len(a.LegID) + len(a.Instrument) + 34*len(a.Inputs)
 		}
 		if s := c.Settle; s != nil {
 			n += len(s.Settlement.Executor) + len(s.Settlement.ID)
@@ -190,7 +193,7 @@ func (in *Input) sizeHint() int {
 			}
 		}
 		if t := c.Transfer; t != nil {
-			n += len(t.Receiver) + len(t.Instrument) + len(t.Reason)
+			n += len(t.Receiver) + len(t.Instrument) + len(t.Reason) + 34*len(t.Inputs)
 		}
 		if x := c.CancelAllocation; x != nil {
 			n += len(x.Allocation)
@@ -408,6 +411,7 @@ func (e *inputEncoder) envelope(c *CommandEnvelope) {
 	set(envRejectTransfer, c.RejectTransfer != nil)
 	set(envWithdrawTransfer, c.WithdrawTransfer != nil)
 	set(envCreatePreapproval, c.CreatePreapproval != nil)
+	set(envInputs, (c.Allocate != nil && c.Allocate.Inputs != nil) || (c.Transfer != nil && c.Transfer.Inputs != nil))
 	e.Uvarint(mask)
 	if a := c.Allocate; a != nil {
 		e.ref(a.Settlement)
@@ -453,6 +457,14 @@ func (e *inputEncoder) envelope(c *CommandEnvelope) {
 	}
 	if p := c.CreatePreapproval; p != nil {
 		e.id(p.Receiver)
+	}
+	if mask&envInputs != 0 {
+		if a := c.Allocate; a != nil {
+			e.ids(a.Inputs)
+		}
+		if t := c.Transfer; t != nil {
+			e.ids(t.Inputs)
+		}
 	}
 }
 
@@ -612,7 +624,31 @@ func (d *inputDecoder) envelope() *CommandEnvelope {
 	if mask&envCreatePreapproval != 0 {
 		c.CreatePreapproval = &CreatePreapproval{Receiver: d.id()}
 	}
+	if mask&envInputs != 0 {
+		d.inputs(c)
+	}
 	return c
+}
+
+// inputs reads the input holdings of the envelope's Allocate and Transfer (the
+// envInputs bit), refusing the bit where the encoder would not set it.
+func (d *inputDecoder) inputs(c *CommandEnvelope) {
+	if c.Allocate == nil && c.Transfer == nil {
+		d.fail("input holdings without an allocate or a transfer")
+		return
+	}
+	some := false
+	if c.Allocate != nil {
+		c.Allocate.Inputs = d.ids()
+		some = some || c.Allocate.Inputs != nil
+	}
+	if c.Transfer != nil {
+		c.Transfer.Inputs = d.ids()
+		some = some || c.Transfer.Inputs != nil
+	}
+	if !some {
+		d.fail("input holdings bit set with no input holdings")
+	}
 }
 
 func (d *inputDecoder) allocate() Allocate {

@@ -152,7 +152,6 @@ func (l *Ledger) prepare(actAs string, cmd Command, commandID string) (Prepared,
 }
 
 func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, error) {
-	st := l.st
 	now := in.At
 	changed := l.advance(now)
 	r, err := l.checkPrepare(in, cmd)
@@ -165,9 +164,6 @@ func (l *Ledger) applyPrepare(in *Input, cmd Command, replay bool) (Prepared, er
 		return Prepared{}, newErr(CategoryInternal, "replay", "prepare diverged: recorded %s, got %s", in.PreparedID, p.ID)
 	}
 	in.PreparedID, in.Hash = p.ID, p.Hash[:]
-	for _, cid := range r.selected {
-		st.refs[cid]++
-	}
 	l.record(in, replay)
 	out := p.clone()
 	if !replay { // a replay's answer goes nowhere

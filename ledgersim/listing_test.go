@@ -146,10 +146,18 @@ func TestRestoreRefusesOldFingerprintVersions(t *testing.T) {
 	v3[len(snapshotMagic)] = 3
 	for v, old := range map[int][]byte{2: versionTwo(t, e.l, snap), 3: v3} {
 		_, err := Restore(e.l.Config(), old)
-		want := fmt.Sprintf("snapshot version %d, this build reads only version 4: its party ids carry the SHA-256 of the raw key, not Canton's fingerprint", v)
+		want := fmt.Sprintf("snapshot version %d, this build reads only version 5: its party ids carry the SHA-256 of the raw key, not Canton's fingerprint", v)
 		if err == nil || !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), want) {
 			t.Errorf("version %d: Restore = %v, want an ErrSnapshot naming %q", v, err, want)
 		}
+	}
+	// Version 4: version 5's layout, of a ledger that chose input holdings itself.
+	v4 := bytes.Clone(snap)
+	v4[len(snapshotMagic)] = 4
+	_, err := Restore(e.l.Config(), v4)
+	want := "snapshot version 4, this build reads only version 5: its ledger chose the input holdings"
+	if err == nil || !errors.Is(err, ErrSnapshot) || !strings.Contains(err.Error(), want) {
+		t.Errorf("version 4: Restore = %v, want an ErrSnapshot naming %q", err, want)
 	}
 }
 

@@ -89,12 +89,12 @@ func TestInternalParties(t *testing.T) {
 	_, err = e.l.AllocateInternal("")
 	wantCat(t, err, CategoryInvalid)
 	// Internal parties cannot Prepare; external ones cannot Submit.
-	_, err = e.l.Prepare(id, CreatePreapproval{}, "x")
+	_, err = e.prepare(id, CreatePreapproval{}, "x")
 	wantCat(t, err, CategoryInvalid)
 	ext := e.external("ext")
-	_, err = e.l.Submit(ext, CreatePreapproval{}, "y")
+	_, err = e.submit(ext, CreatePreapproval{}, "y")
 	wantCat(t, err, CategoryForbidden)
-	_, err = e.l.Submit("ghost::1220", CreatePreapproval{}, "z")
+	_, err = e.submit("ghost::1220", CreatePreapproval{}, "z")
 	wantCat(t, err, CategoryNotFound)
 }
 
@@ -155,7 +155,7 @@ func TestTransfers(t *testing.T) {
 		{"native without preapproval", Transfer{Receiver: e.op, Instrument: "Amulet", Amount: d("1")}, CategoryPreapprovalRequired},
 	}
 	for _, tc := range cases {
-		_, err := e.l.Prepare(alice, tc.tr, "tr-"+tc.name)
+		_, err := e.prepare(alice, tc.tr, "tr-"+tc.name)
 		if CategoryOf(err) != tc.want {
 			t.Errorf("%s: got %v, want %s", tc.name, err, tc.want)
 		}
@@ -218,17 +218,17 @@ func TestProfiles(t *testing.T) {
 	if len(e.l.FaucetTransfers(alice, time.Time{})) != 0 {
 		t.Fatal("sandbox faucet")
 	}
-	_, err := e.l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f")
+	_, err := e.submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f")
 	wantCat(t, err, CategoryNotSupported)
 	e.must(e.house, Transfer{Receiver: alice, Instrument: "Amulet", Amount: d("1")}.withInstrument("USDCx"))
 	e.must(alice, AcceptTransfer{Instruction: e.l.PendingTransfers(alice)[0].CID})
-	_, err = e.l.Prepare(alice, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")}, "w")
+	_, err = e.prepare(alice, Transfer{Receiver: e.house, Instrument: "USDCx", Amount: d("1")}, "w")
 	wantCat(t, err, CategoryNotSupported)
 
 	// Mainnet: no faucet, withdraw works.
 	m := newEnv(t, ProfileMainnet)
 	bob := m.external("bob")
-	_, err = m.l.Submit(m.res, Transfer{Receiver: bob, Instrument: "USDCx", Amount: d("1")}, "f")
+	_, err = m.submit(m.res, Transfer{Receiver: bob, Instrument: "USDCx", Amount: d("1")}, "f")
 	wantCat(t, err, CategoryNotSupported)
 	m.must(m.house, Transfer{Receiver: bob, Instrument: "USDCx", Amount: d("5")})
 	m.must(bob, AcceptTransfer{Instruction: m.l.PendingTransfers(bob)[0].CID})
@@ -251,7 +251,7 @@ func TestPreparedExecute(t *testing.T) {
 	e.fund(alice, "USDCx", "100")
 	k := e.keys[alice]
 	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
-	p, err := e.l.Prepare(alice, cmd, "c1")
+	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	if p.Hash != HashPrepared("ledgersim", p) || !p.ExpiresAt.Equal(p.PreparedAt.Add(10*time.Minute)) || len(p.Inputs) != 1 {
 		t.Fatalf("prepared %+v", p)
@@ -279,7 +279,7 @@ func TestPreparedExecute(t *testing.T) {
 	if cerr != nil || len(cs) == 0 || cs[0].CommandID != "c1" || cs[0].SubmissionID != dup.SubmissionID || cs[0].UpdateID != u.UpdateID {
 		t.Fatalf("completions from before c1: %v %v", cs, cerr)
 	}
-	_, err = e.l.Prepare(alice, cmd, "c1")
+	_, err = e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryAlreadyExecuted)
 	var le *Error
 	if !errors.As(err, &le) || le.UpdateID != u.UpdateID {
@@ -292,7 +292,7 @@ func TestPreparedExecute(t *testing.T) {
 
 	// Expiry.
 	cmd.LegID = "b"
-	p, _ = e.l.Prepare(alice, cmd, "c2")
+	p, _ = e.prepare(alice, cmd, "c2")
 	e.clk.Advance(10 * time.Minute)
 	_, err = e.l.Execute(p.Blob, ed25519.Sign(k, p.Hash[:]))
 	wantCat(t, err, CategoryExpired)
@@ -310,8 +310,8 @@ func TestPreparedExecute(t *testing.T) {
 	bob := e.external("bob")
 	e.fund(bob, "CBTC", "1")
 	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.6")}
-	p1, _ := e.l.Prepare(bob, t1, "x1")
-	p2, _ := e.l.Prepare(bob, t1, "x2")
+	p1, _ := e.prepare(bob, t1, "x1")
+	p2, _ := e.prepare(bob, t1, "x2")
 	if p1.Inputs[0] != p2.Inputs[0] {
 		t.Fatal("expected the same input (only one holding)")
 	}
@@ -326,35 +326,6 @@ func TestPreparedExecute(t *testing.T) {
 	// The failed command id may be retried.
 	_, err = e.run(bob, Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.4")}, "x2")
 	wantCat(t, err, CategoryNone)
-	e.check()
-}
-
-func TestSelectionAvoidsReferencedHoldings(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	m := e.external("maker")
-	e.fund(m, "USDCx", "100")
-	e.fund(m, "USDCx", "100")
-	ref := SettlementRef{Executor: e.op, ID: "s"}
-	a := func(leg string) Allocate {
-		return Allocate{Settlement: ref, LegID: leg, Side: SideSend, Instrument: "USDCx", Amount: d("50"), SettleBefore: t0.Add(time.Hour)}
-	}
-	p1, _ := e.l.Prepare(m, a("q1"), "q1")
-	p2, _ := e.l.Prepare(m, a("q2"), "q2")
-	if p1.Inputs[0] == p2.Inputs[0] {
-		t.Fatal("two quotes contend for one holding while another is free")
-	}
-	k := e.keys[m]
-	if _, err := e.l.Execute(p2.Blob, ed25519.Sign(k, p2.Hash[:])); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.l.Execute(p1.Blob, ed25519.Sign(k, p1.Hash[:])); err != nil {
-		t.Fatal(err)
-	}
-	// Merging: 100 free over two holdings (50 + 50 change) covers 100 with two inputs.
-	u := e.must(m, Transfer{Receiver: e.op, Instrument: "USDCx", Amount: d("100")})
-	if len(u.Archived) != 2 {
-		t.Fatalf("merge archived %v", u.Archived)
-	}
 	e.check()
 }
 
@@ -424,9 +395,9 @@ func TestQueriesAndErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), "contention") {
 		t.Fatal(err.Error())
 	}
-	_, err = e.l.Submit(e.op, nil, "nil")
+	_, err = e.submit(e.op, nil, "nil")
 	wantCat(t, err, CategoryInvalid)
-	_, err = e.l.Submit(e.op, CreatePreapproval{}, "")
+	_, err = e.submit(e.op, CreatePreapproval{}, "")
 	wantCat(t, err, CategoryInvalid)
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("config without clock accepted")
@@ -450,7 +421,7 @@ func TestFaults(t *testing.T) {
 	for _, c := range []Category{CategoryContention, CategoryUnavailable, CategoryRejected, CategoryInternal} {
 		plan = Fault{Reject: c, Delay: time.Second}
 		dg := l.Digest()
-		_, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
+		_, err := e.submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
 		wantCat(t, err, c)
 		if l.Digest() != dg {
 			t.Fatal("a rejected call changed the state")
@@ -460,10 +431,10 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("slept %s", slept)
 	}
 	plan = Fault{LoseAnswer: true}
-	_, err := l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
+	_, err := e.submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
 	wantCat(t, err, CategoryUnknownOutcome)
 	plan = Fault{}
-	_, err = l.Submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
+	_, err = e.submit(e.res, Transfer{Receiver: alice, Instrument: "USDCx", Amount: d("1")}, "f1")
 	wantCat(t, err, CategoryDuplicate)
 	if len(l.PendingTransfers(alice)) != 1 {
 		t.Fatal("a lost answer took effect twice")
@@ -534,11 +505,11 @@ func TestPreapprovalOnBehalf(t *testing.T) {
 	e := newEnv(t, ProfileTestnet)
 	alice := e.onboard("alice")
 	faucet := Transfer{Receiver: alice, Instrument: "Amulet", Amount: d("100")}
-	_, err := e.l.Submit(e.res, faucet, "faucet-early")
+	_, err := e.submit(e.res, faucet, "faucet-early")
 	wantCat(t, err, CategoryPreapprovalRequired)
 
 	signed := len(e.inputs)
-	u, err := e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
+	u, err := e.submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
 	wantCat(t, err, CategoryNone)
 	if u.Preapproval == "" || len(u.Created) != 1 || u.Created[0] != u.Preapproval || u.ActAs != e.op {
 		t.Fatalf("preapproval update %+v", u)
@@ -563,7 +534,7 @@ func TestPreapprovalOnBehalf(t *testing.T) {
 
 	// Idempotent: by command id (a duplicate), by receiver (operator again, or the party
 	// itself).
-	_, err = e.l.Submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
+	_, err = e.submit(e.op, CreatePreapproval{Receiver: alice}, "pre-alice")
 	wantCat(t, err, CategoryDuplicate)
 	u3 := e.must(e.op, CreatePreapproval{Receiver: alice})
 	if u3.Preapproval != u.Preapproval || len(u3.Created) != 0 {
@@ -617,12 +588,12 @@ func TestPreapprovalOnBehalf(t *testing.T) {
 }
 
 func submit(e *env, actAs string, cmd Command) error {
-	_, err := e.l.Submit(actAs, cmd, e.cmdID())
+	_, err := e.submit(actAs, cmd, e.cmdID())
 	return err
 }
 
 func prepare(e *env, actAs string, cmd Command) error {
-	_, err := e.l.Prepare(actAs, cmd, e.cmdID())
+	_, err := e.prepare(actAs, cmd, e.cmdID())
 	return err
 }
 

@@ -55,7 +55,7 @@ func executedAt(t *testing.T, deadline func(*Allocate), at time.Time) (*env, str
 	t.Helper()
 	e, maker, a := allocating(t, "maker-quote", "40")
 	deadline(&a)
-	p, err := e.l.Prepare(maker, a, "alloc-1")
+	p, err := e.prepare(maker, a, "alloc-1")
 	if err != nil {
 		t.Fatalf("prepare before the deadline: %v", err)
 	}

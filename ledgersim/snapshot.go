@@ -15,10 +15,16 @@ import (
 
 // SnapshotVersion is the version of the snapshot encoding (ENCODING.md, "Snapshots").
 // Version 3 added the instruments listed after genesis; version 4 has version 3's layout
-// with party ids carrying Canton's key fingerprint (Fingerprint). Restore reads only
-// version 4: an earlier snapshot's party ids were formed the old way, and no state
-// rebuilt from them is the one today's ledger reaches.
-const SnapshotVersion byte = 4
+// with party ids carrying Canton's key fingerprint (Fingerprint); version 5 has version
+// 4's layout, taken of a ledger whose transfers and allocations name their input
+// holdings (Allocate.Inputs): the journal records after an earlier snapshot are of
+// commands that named none, which today's ledger refuses, so Restore reads only version 5.
+// (Version 4's layout would restore: a prepared transaction's selected holdings become
+// the names its command carries, withInputs.)
+const SnapshotVersion byte = 5
+
+// snapshotLedgerChose is the last version of a ledger that chose input holdings itself.
+const snapshotLedgerChose byte = 4
 
 // snapshotOldFingerprint is the last version whose party ids carried the SHA-256 of
 // the raw key alone, named when such a snapshot is refused.
@@ -411,6 +417,9 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 	r := &snapReader{Decoder: *wire.NewDecoder(b[len(snapshotMagic):])}
 	version := r.U8()
 	if r.Err() == nil && version != SnapshotVersion {
+		if version == snapshotLedgerChose {
+			return fmt.Errorf("snapshot version %d, this build reads only version %d: its ledger chose the input holdings of transfers and allocations, which commands now name", version, SnapshotVersion)
+		}
 		if version <= snapshotOldFingerprint {
 			return fmt.Errorf("snapshot version %d, this build reads only version %d: its party ids carry the SHA-256 of the raw key, not Canton's fingerprint", version, SnapshotVersion)
 		}
@@ -532,6 +541,11 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		if r.Err() != nil {
 			break
 		}
+		// The command's named input holdings are its selected ones (the snapshot keeps
+		// them once): restored into the command, so an Allocate or Transfer comes back
+		// as it was prepared. A snapshot of a ledger that chose the holdings itself
+		// (before commands named them) reads the same: its choice becomes the names.
+		p.Command = withInputs(p.Command, rec.selected)
 		if hashPreparedTo(&e, l.cfg.LedgerID, p) != p.Hash {
 			return fmt.Errorf("prepared transaction %s does not hash to its recorded hash", truncate(p.ID))
 		}
@@ -541,9 +555,6 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 		rec.sum = preparedSum(p)
 		st.prepared[p.ID] = rec
 		st.acc.add(rec.sum)
-		for _, cid := range rec.selected {
-			st.refs[cid]++
-		}
 	}
 	st.prepExp = r.heap(false)
 
@@ -724,4 +735,21 @@ func (l *Ledger) readAdded(r *snapReader) error {
 		st.supply[s.ID] = supply
 	}
 	return r.Err()
+}
+
+// withInputs is c with its input holdings set to cids when it is an Allocate or a
+// Transfer that spends (cids not empty); any other command is returned as is.
+func withInputs(c Command, cids []string) Command {
+	if len(cids) == 0 {
+		return c
+	}
+	switch v := c.(type) {
+	case Allocate:
+		v.Inputs = cloneIDs(cids)
+		return v
+	case Transfer:
+		v.Inputs = cloneIDs(cids)
+		return v
+	}
+	return c
 }

@@ -184,18 +184,18 @@ func snapshotScenario(t testing.TB) *env {
 	e.must(bob, Allocate{Settlement: ref, LegID: "b", Side: SideReceive, Instrument: "USDCx", Amount: d("100.25"), SettleBefore: e.clk.Now().Add(time.Hour)})
 	e.must(e.res, Transfer{Receiver: bob, Instrument: "Amulet", Amount: d("3"), ExecuteBefore: e.clk.Now().Add(time.Hour), Reason: "faucet"})
 	for i := 0; i < 6; i++ { // prepared and never executed: they expire into tombstones
-		if _, err := e.l.Prepare(alice, Transfer{Receiver: bob, Instrument: "USDCx", Amount: d("1")}, fmt.Sprintf("never-%d", i)); err != nil {
+		if _, err := e.prepare(alice, Transfer{Receiver: bob, Instrument: "USDCx", Amount: d("1")}, fmt.Sprintf("never-%d", i)); err != nil {
 			t.Fatal(err)
 		}
 		e.clk.Advance(3 * time.Minute)
 	}
-	if _, err := e.l.Prepare(bob, WithdrawTransfer{Instruction: "00ff"}, "bad"); err == nil {
+	if _, err := e.prepare(bob, WithdrawTransfer{Instruction: "00ff"}, "bad"); err == nil {
 		t.Fatal("want an error")
 	}
-	if _, err := e.l.Prepare(alice, Settle{Settlement: SettlementRef{Executor: alice, ID: "x"}, Legs: []Leg{{Sender: alice, Receiver: bob, Instrument: "USDCx", Amount: d("1")}}, Allocations: []string{"00aa"}}, "settle-x"); err == nil {
+	if _, err := e.prepare(alice, Settle{Settlement: SettlementRef{Executor: alice, ID: "x"}, Legs: []Leg{{Sender: alice, Receiver: bob, Instrument: "USDCx", Amount: d("1")}}, Allocations: []string{"00aa"}}, "settle-x"); err == nil {
 		t.Fatal("want an error")
 	}
-	p, err := e.l.Prepare(bob, Allocate{Settlement: ref, LegID: "c", Side: SideSend, Instrument: "CBTC", Amount: d("0.5"), SettleBefore: e.clk.Now().Add(time.Hour)}, "live-prep")
+	p, err := e.prepare(bob, Allocate{Settlement: ref, LegID: "c", Side: SideSend, Instrument: "CBTC", Amount: d("0.5"), SettleBefore: e.clk.Now().Add(time.Hour)}, "live-prep")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func bigLedger(b *testing.B, holdings int) (*Ledger, Config, []Input) {
 		if i%2 == 1 {
 			tr.Instrument, tr.Amount = "CBTC", d("0.0001") // the native coin would need preapprovals
 		}
-		u, err := l.Submit(res, tr, fmt.Sprintf("t%d", i))
+		u, err := l.Submit(res, named(l, res, tr), fmt.Sprintf("t%d", i))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -37,7 +37,7 @@ type pendingOnboarding struct {
 
 type preparedRec struct {
 	p        Prepared
-	selected []string // the holdings chosen by coin selection
+	selected []string // the input holdings the command names, checked again at execute
 	sum      [32]byte
 }
 
@@ -81,7 +81,6 @@ type state struct {
 
 	prepared  map[string]*preparedRec
 	prepExp   expiryHeap
-	refs      map[string]int // holding cid → live prepared transactions choosing it
 	tomb      map[string]struct{}
 	tombRing  fifo
 	updates   map[string]*updateRec
@@ -125,7 +124,6 @@ func newState(cfg *Config) *state {
 		allocLeg:        map[legKey]string{},
 		preapprovals:    map[string]string{},
 		prepared:        map[string]*preparedRec{},
-		refs:            map[string]int{},
 		tomb:            map[string]struct{}{},
 		updates:         map[string]*updateRec{},
 		byCommand:       map[string]*updateRec{},
@@ -388,13 +386,6 @@ func (st *state) advance(now time.Time) {
 func (st *state) dropPrepared(r *preparedRec) {
 	delete(st.prepared, r.p.ID)
 	st.acc.sub(r.sum)
-	for _, cid := range r.selected {
-		if n := st.refs[cid]; n <= 1 {
-			delete(st.refs, cid)
-		} else {
-			st.refs[cid] = n - 1
-		}
-	}
 }
 
 func (st *state) tombstone(id string) {

@@ -120,12 +120,12 @@ func (m *machine) run(t *rapid.T, party string, cmd Command, cmdID string) (Upda
 	m.actAs[cmdID] = party
 	if !ext {
 		m.maybeFault(t)
-		u, err := m.l.Submit(party, cmd, cmdID)
+		u, err := m.l.Submit(party, named(m.l, party, cmd), cmdID)
 		m.noteResult(t, cmdID, u, err)
 		return u, err
 	}
 	m.maybeFault(t)
-	p, err := m.l.Prepare(party, cmd, cmdID)
+	p, err := m.l.Prepare(party, named(m.l, party, cmd), cmdID)
 	if err != nil {
 		return Update{}, err
 	}

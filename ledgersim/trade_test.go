@@ -103,7 +103,7 @@ func TestSellTradeSettles(t *testing.T) {
 	}
 	e.check()
 	// Settling again: every allocation is gone.
-	_, err = e.l.Submit(e.op, Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: cids}, "settle-again")
+	_, err = e.submit(e.op, Settle{Settlement: tr.ref, Legs: tr.legs, Allocations: cids}, "settle-again")
 	wantCat(t, err, CategoryNotFound)
 }
 
@@ -161,7 +161,7 @@ func TestSettleAllOrNothing(t *testing.T) {
 			cids := e.allocateAll(tr)
 			s, actor := tc.f(e, &tr, cids)
 			digest, off := e.l.Digest(), e.l.Offset()
-			_, err := e.l.Submit(actor, s, "settle")
+			_, err := e.submit(actor, s, "settle")
 			wantCat(t, err, tc.want)
 			if e.l.Offset() != off {
 				t.Fatal("a failed settlement assigned an offset")
@@ -204,7 +204,7 @@ func TestCancelReleasesAllocation(t *testing.T) {
 	_, err := e.run(maker, a, "dup-leg")
 	wantCat(t, err, CategoryAlreadyExists)
 	// A stranger may not cancel.
-	_, err = e.l.Submit(e.house, CancelAllocation{Allocation: u.Allocation}, "c1")
+	_, err = e.submit(e.house, CancelAllocation{Allocation: u.Allocation}, "c1")
 	wantCat(t, err, CategoryForbidden)
 	// The executor may.
 	cu := e.must(e.op, CancelAllocation{Allocation: u.Allocation})
@@ -214,7 +214,7 @@ func TestCancelReleasesAllocation(t *testing.T) {
 	e.wantFree(maker, "USDCx", "100")
 	// Withdraw by a non-owner is forbidden; by the owner fine.
 	u = e.must(maker, a)
-	_, err = e.l.Submit(e.op, WithdrawAllocation{Allocation: u.Allocation}, "w1")
+	_, err = e.submit(e.op, WithdrawAllocation{Allocation: u.Allocation}, "w1")
 	wantCat(t, err, CategoryForbidden)
 	e.must(maker, WithdrawAllocation{Allocation: u.Allocation})
 	e.wantFree(maker, "USDCx", "100")
@@ -230,7 +230,7 @@ func TestAllocateErrors(t *testing.T) {
 	}{
 		{"ok", func(a *Allocate) {}, CategoryNone},
 		{"insufficient", func(a *Allocate) { a.Amount = d("1000") }, CategoryInsufficientFunds},
-		{"no holdings", func(a *Allocate) { a.Instrument = "CBTC" }, CategoryInsufficientFunds},
+		{"no holdings to name", func(a *Allocate) { a.Instrument = "CBTC" }, CategoryInvalid},
 		{"unknown instrument", func(a *Allocate) { a.Instrument = "XYZ" }, CategoryNotFound},
 		{"unknown executor", func(a *Allocate) { a.Settlement.Executor = "nobody::1220" }, CategoryNotFound},
 		{"zero amount", func(a *Allocate) { a.Amount = money.Zero }, CategoryInvalid},
@@ -248,7 +248,7 @@ func TestAllocateErrors(t *testing.T) {
 			a := base
 			a.LegID = tc.name
 			tc.mod(&a)
-			_, err := e.l.Prepare(maker, a, "alloc-"+string(rune('a'+i)))
+			_, err := e.prepare(maker, a, "alloc-"+string(rune('a'+i)))
 			wantCat(t, err, tc.want)
 		})
 	}
@@ -292,6 +292,6 @@ func TestAmountsIgnoreInstrumentDecimals(t *testing.T) {
 	}
 
 	// Positive still required.
-	_, err := e.l.Submit(e.house, Transfer{Receiver: taker, Instrument: "USDCx", Amount: money.Zero}, "zero")
+	_, err := e.submit(e.house, Transfer{Receiver: taker, Instrument: "USDCx", Amount: money.Zero}, "zero")
 	wantCat(t, err, CategoryInvalid)
 }

@@ -38,7 +38,7 @@ func (c *checker) transfer(tr Transfer) (plan, error) {
 		return nil, newErr(CategoryExpired, "", "executeBefore has passed")
 	}
 	p := &transferPlan{cmd: tr, sender: c.actAs, in: in}
-	p.holdings, p.sum, err = c.pick(c.actAs, tr.Instrument, tr.Amount)
+	p.holdings, p.sum, err = c.pick(c.actAs, tr.Instrument, tr.Amount, tr.Inputs)
 	if err != nil {
 		return nil, err
 	}

@@ -52,8 +52,10 @@ func (a *applier) newAction(spec actionSpec, res LedgerResult) *Action {
 		TradeID:     spec.TradeID,
 		Order:       a.d.IDs.Counter,
 		Prepared:    res.Prepared,
+		Inputs:      res.Inputs,
 	}
 	a.d.Actions[x.ID] = x
+	a.d.indexReserving(x, true) // coinsel.go
 	a.at(x.ExpiresAt, DLAction, x.ID)
 	a.emit(x.Party, EvSignRequested, x.dto()) // also when quiet: events are numbered and retained
 	return x
@@ -85,6 +87,7 @@ func (a *applier) finishAction(x *Action, t Trigger) {
 		return
 	}
 	delete(a.d.Actions, x.ID)
+	a.d.indexReserving(x, false) // coinsel.go
 	until := x.ExpiresAt
 	if !until.After(a.d.Now) {
 		until = a.d.Now.Add(time.Minute)
@@ -464,5 +467,8 @@ func (a *applier) ledgerResult(res LedgerResult) {
 		a.executed(cont, res)
 	default:
 		a.flowResult(cont, res)
+	}
+	if spends(&cont.Call) {
+		a.releaseDeferred(cont.Call.ActAs) // its inputs are reserved now (coinsel.go)
 	}
 }

@@ -34,10 +34,10 @@ func (a *applier) retryCallLater(cont *Continuation) {
 // callRetry sends a pending call again (a no-op once its answer came).
 func (a *applier) callRetry(commandID string) {
 	cont, ok := a.d.Pending[commandID]
-	if !ok || a.quiet {
+	if !ok || a.quiet || cont.Deferred {
 		return
 	}
-	a.out.Calls = append(a.out.Calls, cont.Call)
+	a.emitCall(cont.Call)
 }
 
 // askBeforeLeaving sends at once the execute of an executing action about to leave the

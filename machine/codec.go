@@ -48,13 +48,13 @@ var inputKinds = map[string]func() Input{
 // recordVersion is the version of the journal record encoding, the first byte of every desk
 // record. Version 4 added the cancel-on-disconnect mark to socket.opened, version 5 its
 // resume request (Resume, Since), version 6 its stream ticket hash (TicketHash), version 7
-// the serialized prepared transaction and the ledger's end at the end of ledger.result
-// (Prepared, Offset).
+// the serialized prepared transaction, the ledger's end and the input holdings at the end of
+// ledger.result (Prepared, Offset, Inputs: coinsel.go).
 const recordVersion = 7
 
-// recordVersion6 is read too: version 7 without the prepared transaction and the offset in
-// ledger.result (an older ledger answered a prepared id only, and no offset). An older
-// desk refuses version 7.
+// recordVersion6 is read too: version 7 without the prepared transaction, the offset and
+// the inputs in ledger.result (an older ledger answered a prepared id only, no offset, and
+// the desk named no inputs). An older desk refuses version 7.
 const recordVersion6 = 6
 
 // recordVersion5 is read too: version 6 without the ticket hash in socket.opened (a socket

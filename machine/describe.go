@@ -56,6 +56,9 @@ func DescribeOutputs(out Outputs) string {
 		if c.Since != 0 {
 			fmt.Fprintf(&b, " since %d", c.Since)
 		}
+		if len(c.Reserved) > 0 {
+			fmt.Fprintf(&b, " reserved %s", describeJSON(c.Reserved))
+		}
 		b.WriteByte('\n')
 	}
 	for _, c := range out.Closes {

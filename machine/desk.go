@@ -65,6 +65,9 @@ type Desk struct {
 	mach *machines // the configured entity machines; not state
 	// byParty indexes the retained RFQs by party; derived from RFQs, not state (see rfqIndex).
 	byParty rfqIndex
+	// reserving indexes the live actions that name input holdings by party; derived from
+	// Actions, not state (coinsel.go).
+	reserving map[string]map[string]*Action
 	// idemInFlight indexes the idempotency records still unanswered by their request's
 	// sequence number; derived from Idem, not state.
 	idemInFlight map[uint64]idemRef
@@ -264,9 +267,11 @@ func (a *applier) call(c LedgerCall, cont *Continuation) {
 		c.Since = a.d.LedgerEnd
 	}
 	cont.Call = c
+	// A spending prepare waits while another of the party's is with the ledger (coinsel.go).
+	cont.Deferred = spends(&c) && a.d.spendInFlight(c.ActAs, c.CommandID)
 	a.d.Pending[c.CommandID] = cont
-	if !a.quiet {
-		a.out.Calls = append(a.out.Calls, c)
+	if !cont.Deferred {
+		a.emitCall(c)
 	}
 }
 
@@ -277,9 +282,12 @@ func (a *applier) boot() {
 	defer func() { a.booting = false }()
 	if !a.quiet {
 		for _, id := range sortedKeys(a.d.Pending) {
-			a.out.Calls = append(a.out.Calls, a.d.Pending[id].Call)
+			if c := a.d.Pending[id]; !c.Deferred {
+				a.emitCall(c.Call)
+			}
 		}
 	}
+	a.releaseAllDeferred() // (coinsel.go) none waits behind nothing
 	// A restart is a disconnect (cancel_on_disconnect.go); after the calls in flight are
 	// issued again, so that the cancels it issues go out once.
 	a.dropSockets(sortedKeys(a.d.Sockets))

@@ -147,6 +147,8 @@ type AllocationRef struct {
 	// Prepared is the serialized prepared transaction, between its prepare and the
 	// action made from it.
 	Prepared []byte `json:"prepared,omitempty"`
+	// Inputs are the input holdings its latest prepare named (coinsel.go).
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // TradeAmounts are the exact amounts of a trade: qty of base, the quote amount qty × price
@@ -236,6 +238,9 @@ type Action struct {
 	// Prepared is the serialized prepared transaction (opaque, at most MaxPreparedBytes),
 	// handed back to the ledger with the signature at execute.
 	Prepared []byte `json:"prepared,omitempty"`
+	// Inputs are the input holdings its prepared transaction names, reserved while the
+	// action lives (coinsel.go).
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 func (x *Action) getState() State  { return x.State }
@@ -277,6 +282,9 @@ type Continuation struct {
 	Entity string     `json:"entity,omitempty"`
 	LegID  string     `json:"legId,omitempty"`
 	Aux    string     `json:"aux,omitempty"`
+	// Deferred marks a spending prepare that waits for the party's one in flight
+	// (coinsel.go): not sent yet.
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // HeldReply is a request whose reply waits on ledger results.

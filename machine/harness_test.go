@@ -53,12 +53,16 @@ type fakeLedger struct {
 	noBlob bool
 	// offset counts the effects, as a ledger's offsets do; every answer reports it.
 	offset int64
+	// coins, when set, holds the free holdings of the parties whose coin selection a test
+	// follows (coinsel_test.go), by party and registry id.
+	coins map[string][]fakeCoin
 }
 
 type preparedTx struct {
-	actAs string
-	hash  []byte
-	cmd   *Command
+	actAs  string
+	hash   []byte
+	cmd    *Command
+	inputs []string // the input holdings it names (coinsel_test.go)
 }
 
 type scriptedFailure struct {
@@ -114,6 +118,9 @@ func (f *fakeLedger) answerAt(c LedgerCall, now time.Time) LedgerResult {
 			res.Failure = &LedgerFailure{Category: LedgerBadSignature, Message: "bad topology signature"}
 		}
 	case OpPrepare:
+		if !f.selectCoins(c, &res) {
+			break
+		}
 		h := sha256.Sum256([]byte("prepared:" + c.CommandID))
 		res.PreparedID = "prep-" + c.CommandID
 		res.Hash = h[:]
@@ -121,7 +128,7 @@ func (f *fakeLedger) answerAt(c LedgerCall, now time.Time) LedgerResult {
 		if !f.noBlob {
 			res.Prepared = fakeBlob(res.PreparedID, h[:])
 		}
-		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command}
+		f.prepared[res.PreparedID] = preparedTx{actAs: c.ActAs, hash: h[:], cmd: c.Command, inputs: res.Inputs}
 	case OpExecute:
 		p, ok := f.prepared[c.PreparedID]
 		if !ok {
@@ -135,6 +142,9 @@ func (f *fakeLedger) answerAt(c LedgerCall, now time.Time) LedgerResult {
 		}
 		if !ed25519.Verify(f.keys[p.actAs], p.hash, c.Signature) {
 			res.Failure = &LedgerFailure{Category: LedgerBadSignature, Message: "bad signature"}
+			break
+		}
+		if !f.spendCoins(p, &res) {
 			break
 		}
 		f.effect(p.cmd, &res)

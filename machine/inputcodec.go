@@ -41,6 +41,7 @@ func encodeInput(e *encoder, in Input) error {
 		e.Strs(v.Receipts)
 		e.Bytes(v.Prepared) // since record version 7
 		e.Varint(v.Offset)
+		e.Strs(v.Inputs)
 	case RegisterStart:
 		e.Str(v.KeyHash)
 		e.Str(v.DisplayName)
@@ -161,6 +162,7 @@ func decodeInput(d *decoder, kind string, version byte) (Input, error) {
 		r.Receipts = d.Strs()
 		if version == recordVersion {
 			r.Prepared, r.Offset = d.Bytes(), d.Varint()
+			r.Inputs = d.Strs()
 		}
 		in = r
 	case RegisterStart{}.Kind():

@@ -169,6 +169,11 @@ type LedgerCall struct {
 	// reads the completion stream from there when it must learn what an earlier attempt
 	// did, also after a restart, when the call is issued again with it.
 	Since int64 `json:"since,omitempty"`
+	// Reserved are the holdings of ActAs that the input holdings of this prepare must not
+	// name: those the desk's own live prepared transactions name (coinsel.go), sorted. Set
+	// on the prepare of a send allocation or a transfer when it goes out; never stored (a
+	// call kept in Pending has none; the snapshot has no place for it).
+	Reserved []string `json:"reserved,omitempty" snapshot:"-"`
 }
 
 // Command is a ledger command; exactly one field is set.
@@ -306,6 +311,9 @@ type LedgerResult struct {
 	// Offset is the ledger's end when the call succeeded (0: a failure, or not known); the
 	// desk keeps the highest (Desk.LedgerEnd) to record with the calls it issues.
 	Offset int64 `json:"offset,omitempty"`
+	// Inputs are the input holdings the adapter named for a send allocation or a transfer
+	// (OpPrepare, OpSubmit): the desk reserves them while the prepared transaction lives.
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // MaxPreparedBytes bounds a serialized prepared transaction the desk keeps: an adapter

@@ -117,7 +117,7 @@ func TestPreparedBlobRecordVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v6 := slices.Clone(b[:len(b)-2]) // without the absent blob and the zero offset
+	v6 := slices.Clone(b[:len(b)-3]) // without the absent blob, the zero offset and the empty inputs
 	v6[0] = recordVersion6
 	env, err = DecodeEnvelope(v6)
 	if err != nil {
@@ -129,7 +129,8 @@ func TestPreparedBlobRecordVersions(t *testing.T) {
 }
 
 // TestPreparedBlobSnapshotVersions: a version 4 snapshot (version 5 without the prepared
-// section) restores with no blob kept, and re-encodes at version 5 to the same state.
+// and coin selection sections) restores with no blob kept and nothing reserved, and
+// re-encodes at version 5 to the same state.
 func TestPreparedBlobSnapshotVersions(t *testing.T) {
 	h := newHarness(t)
 	h.maker("Alpha")
@@ -137,14 +138,16 @@ func TestPreparedBlobSnapshotVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const section = 7 // four empty maps of blobs, the ledger end, two empty maps of offsets
+	// The prepared section (four empty maps of blobs, the ledger end, two empty maps of
+	// offsets), then the coin selection section (four zero counts, coinsel.go).
+	const section = 7 + 4
 	h.d.LedgerEnd = 0 // the registration's answers reported offsets
 	b, err = h.d.EncodeSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b[len(b)-section:], make([]byte, section)) {
-		t.Fatalf("a desk keeping no blob ends its snapshot with %v, want an empty section", b[len(b)-section:])
+		t.Fatalf("a desk keeping no blob and reserving nothing ends its snapshot with %v, want empty sections", b[len(b)-section:])
 	}
 	v4 := slices.Clone(b[:len(b)-section])
 	v4[len(snapshotMagic)] = snapshotVersion4

@@ -246,6 +246,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 		al.CID = res.AllocationCID
 	} else {
 		al.PreparedID, al.Hash, al.PrepExpires, al.Prepared = res.PreparedID, res.Hash, res.ExpiresAt, res.Prepared
+		al.Inputs = res.Inputs
 	}
 	held, ok := a.d.Held[q.ReqSeq]
 	if !ok {
@@ -267,7 +268,7 @@ func (a *applier) quotePrepared(cont *Continuation, res LedgerResult) {
 			Party: maker.ID, Purpose: PurposeAllocate, ExpiresAt: q.ValidUntil,
 			Description: allocationDescription(al, q.RFQ),
 			Flow:        FlowQuote, FlowID: q.ID, LegID: al.LegID,
-		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Prepared: al.Prepared})
+		}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Prepared: al.Prepared, Inputs: al.Inputs})
 		al.Prepared = nil // the action keeps it
 		q.Actions = append(q.Actions, x.ID)
 	}

@@ -30,8 +30,10 @@ const snapshotMagic = "RFQDDESK"
 // makers' protections (maker_protection.go), the idempotency records (idempotency.go),
 // the declines section, which it always writes (an empty one is a zero count), and the
 // makers' scorecards (scorecard.go); version 4 the stream tickets after the scorecards
-// (stream_ticket.go); version 5 the serialized prepared transactions and the ledger
-// offsets recorded with the calls after the stream tickets (prepared_blobs.go).
+// (stream_ticket.go); version 5, after the stream tickets, the serialized prepared
+// transactions and the ledger offsets recorded with the calls (prepared_blobs.go), then the
+// coin selection section (coinsel.go: the input holdings of actions and allocations, the
+// deferred prepares).
 const snapshotVersion = 5
 
 // snapshotVersion1 is the oldest version still read: version 2 without the socket mark
@@ -50,7 +52,9 @@ const snapshotVersion2 = 2
 const snapshotVersion3 = 3
 
 // snapshotVersion4 is read too: version 5 without the prepared transactions and offsets
-// (an older ledger answered a prepared id only and no offset, so an older desk kept none).
+// (an older ledger answered a prepared id only and no offset, so an older desk kept none)
+// and without the coin selection section (an older desk named no input holdings, so
+// nothing is reserved and no prepare waits).
 const snapshotVersion4 = 4
 
 // EncodeSnapshot renders the desk's whole state in the binary snapshot format. Its
@@ -133,6 +137,7 @@ func (d *Desk) encodeSnapshot(e *encoder) error {
 	writeScorecards(e, d.Scorecards)
 	writeStreamTickets(e, d.StreamTickets) // since version 4
 	writePreparedSection(e, d)             // since version 5
+	writeCoinSelSection(e, d)              // since version 5
 	if e.Err() != nil {
 		return fmt.Errorf("encode desk state: %w", e.Err())
 	}
@@ -288,8 +293,9 @@ func decodeSnapshot(b []byte) (*Desk, error) {
 	if v > snapshotVersion3 { // an older desk issued no ticket
 		d.StreamTickets = readStreamTickets(dec)
 	}
-	if v > snapshotVersion4 { // an older desk kept no prepared transaction
+	if v > snapshotVersion4 { // an older desk kept no prepared transaction and reserved nothing
 		readPreparedSection(dec, d)
+		readCoinSelSection(dec, d)
 	}
 	if dec.Err() != nil {
 		return nil, dec.Err()

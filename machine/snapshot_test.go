@@ -75,7 +75,7 @@ func fill(t *rapid.T, v reflect.Value, path string) {
 		v.Set(m)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("snapshot") != "-" {
 				fill(t, v.Field(i), path+"."+v.Type().Field(i).Name)
 			}
 		}

@@ -170,16 +170,17 @@ func TestStreamTicketSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The empty tickets section, then (since version 5) the empty prepared section: four
-	// empty maps, a zero ledger end, two empty maps.
+	// The empty tickets section, then (since version 5) the empty prepared section (four
+	// empty maps, a zero ledger end, two empty maps) and the empty coin selection section
+	// (coinsel.go: four zero counts).
 	h.d.LedgerEnd = 0
 	if b, err = h.d.EncodeSnapshot(); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b[len(b)-8:], make([]byte, 8)) || b[len(snapshotMagic)] != snapshotVersion {
-		t.Fatalf("a desk without tickets ends its version %d snapshot with %v", b[len(snapshotMagic)], b[len(b)-8:])
+	if !bytes.Equal(b[len(b)-12:], make([]byte, 12)) || b[len(snapshotMagic)] != snapshotVersion {
+		t.Fatalf("a desk without tickets or reservations ends its version %d snapshot with %v", b[len(snapshotMagic)], b[len(b)-12:])
 	}
-	v3 := slices.Clone(b[:len(b)-8])
+	v3 := slices.Clone(b[:len(b)-12])
 	v3[len(snapshotMagic)] = snapshotVersion3
 	d, err := Restore(v3)
 	if err != nil || len(d.StreamTickets) != 0 {

@@ -223,6 +223,7 @@ func (a *applier) tradePrepared(cont *Continuation, res LedgerResult) {
 		al.CID = res.AllocationCID
 	} else {
 		al.PreparedID, al.Hash, al.PrepExpires, al.Prepared = res.PreparedID, res.Hash, res.ExpiresAt, res.Prepared
+		al.Inputs = res.Inputs
 		if !accepting {
 			a.newTradeAction(t, al)
 		}
@@ -324,7 +325,7 @@ func (a *applier) newTradeAction(t *Trade, al *AllocationRef) {
 	x := a.newAction(actionSpec{
 		Party: t.Taker, Purpose: PurposeAllocate, Description: allocationDescription(al, t.RFQ),
 		Flow: FlowTrade, FlowID: t.ID, LegID: al.LegID, TradeID: t.ID,
-	}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Prepared: al.Prepared})
+	}, LedgerResult{PreparedID: al.PreparedID, Hash: al.Hash, ExpiresAt: al.PrepExpires, Prepared: al.Prepared, Inputs: al.Inputs})
 	al.Prepared = nil // the action keeps it
 	t.Actions = append(t.Actions, x.ID)
 }

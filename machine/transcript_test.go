@@ -332,6 +332,8 @@ func (tr *transcript) run(td *datadriven.TestData) string {
 		}
 	case "state":
 		tr.state(td)
+	case "coins", "reserved": // coinsel_test.go
+		tr.coins(td)
 	default:
 		h.t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	}

@@ -96,7 +96,7 @@ func (n *Node) SweepFees() (int, error) {
 		last = merged
 		sort.Strings(instruments)
 		for _, in := range instruments {
-			k, err := n.consolidate(l, fee, in, free[in], now)
+			k, err := n.consolidate(l, fee, in, now)
 			if err != nil {
 				return merged, err
 			}
@@ -106,22 +106,28 @@ func (n *Node) SweepFees() (int, error) {
 }
 
 // consolidate merges the largest free holdings of one instrument (at most feeSweepInputs)
-// into one and returns how many fewer holdings the party has.
-func (n *Node) consolidate(l *ledgersim.Ledger, party, instrument string, amounts []money.Decimal, now time.Time) (int, error) {
-	sort.Slice(amounts, func(i, j int) bool { return amounts[i].Cmp(amounts[j]) > 0 })
-	take := min(len(amounts), feeSweepInputs)
-	total := money.Zero
-	for _, a := range amounts[:take] {
-		total = total.Add(a)
+// into one and returns how many fewer holdings the party has. The sweep names them as
+// the allocation's inputs (the ledger picks nothing); nothing else spends the fee
+// party's holdings, so they are still free when the allocation runs.
+func (n *Node) consolidate(l *ledgersim.Ledger, party, instrument string, now time.Time) (int, error) {
+	free := l.FreeHoldings(party, instrument) // largest first
+	take := min(len(free), feeSweepInputs, l.MaxInputs())
+	if take < 2 {
+		return 0, nil
 	}
-	// The ledger picks the largest free holdings first, so exactly these cover the total.
+	total := money.Zero
+	inputs := make([]string, take)
+	for i, h := range free[:take] {
+		total = total.Add(h.Amount)
+		inputs[i] = h.CID
+	}
 	// The command ids name the ledger's offset, which every commit (the sweep's own too)
 	// moves on: never the same twice, across restarts too, so no sweep is deduplicated
 	// into an earlier one.
 	id := fmt.Sprintf("fee-sweep-%s-%d", instrument, l.Offset())
 	u, err := l.Submit(party, ledgersim.Allocate{
 		Settlement: ledgersim.SettlementRef{Executor: party, ID: id}, LegID: "sweep", Side: ledgersim.SideSend,
-		Instrument: instrument, Amount: total, SettleBefore: now.Add(time.Hour),
+		Instrument: instrument, Amount: total, SettleBefore: now.Add(time.Hour), Inputs: inputs,
 	}, id+":lock")
 	if err != nil {
 		return 0, fmt.Errorf("lock %d holdings of %s: %w", take, instrument, err)

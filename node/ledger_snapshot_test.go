@@ -50,9 +50,24 @@ func ledgerNode(t *testing.T, log journal.Log, spec LedgerSpec, clk Clock) (*Nod
 // ledger inputs.
 func faucet(t *testing.T, l *ledgersim.Ledger, ps ledgeradapter.Parties, id string) {
 	t.Helper()
-	u, err := l.Submit(ps.Reservoir, ledgersim.Transfer{Receiver: ps.FeeParty, Instrument: "cbtc-registry", Amount: money.MustParse("0.01")}, "t-"+id)
-	if err != nil {
-		t.Fatal(err)
+	amount := money.MustParse("0.01")
+	var u ledgersim.Update
+	for {
+		// The input holdings are named by the submitter; a concurrent faucet may spend
+		// them first (not found): choose again.
+		inputs, short := ledgeradapter.SelectInputs(l.FreeHoldings(ps.Reservoir, "cbtc-registry"), nil, amount, l.MaxInputs())
+		if short != nil {
+			t.Fatalf("the reservoir cannot cover %s: %+v", amount, short)
+		}
+		var err error
+		u, err = l.Submit(ps.Reservoir, ledgersim.Transfer{Receiver: ps.FeeParty, Instrument: "cbtc-registry", Amount: amount, Inputs: inputs}, "t-"+id)
+		if ledgersim.CategoryOf(err) == ledgersim.CategoryNotFound {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
 	}
 	if _, err := l.Submit(ps.FeeParty, ledgersim.AcceptTransfer{Instruction: u.TransferInstruction}, "a-"+id); err != nil {
 		t.Fatal(err)

@@ -30,8 +30,8 @@ func TestOldLedgerVersionRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if g.Kind != "ledger-genesis" || g.LedgerVersion != LedgerGenesisVersion || LedgerGenesisVersion != 2 {
-		t.Fatalf("genesis %q of ledger version %d, want ledger-genesis of version 2", g.Kind, g.LedgerVersion)
+	if g.Kind != "ledger-genesis" || g.LedgerVersion != LedgerGenesisVersion || LedgerGenesisVersion != 3 {
+		t.Fatalf("genesis %q of ledger version %d, want ledger-genesis of version 3", g.Kind, g.LedgerVersion)
 	}
 	n, err = Open(opts)
 	if err != nil {
@@ -55,15 +55,20 @@ func TestOldLedgerVersionRefused(t *testing.T) {
 		closeTestNode(t, n)
 		t.Fatal("a data directory of ledger version 1 opened")
 	}
-	want := "ledger journal of ledger version 1, this build reads only version 2: its party ids carry the SHA-256 of the raw key, not Canton's key fingerprint"
+	want := "ledger journal of ledger version 1, this build reads only version 3: its party ids carry the SHA-256 of the raw key, not Canton's key fingerprint"
 	if !errors.Is(err, journal.ErrUnsupportedVersion) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open = %v, want ErrUnsupportedVersion naming %q", err, want)
 	}
 
+	// Version 2: its commands name no input holdings.
+	if err := checkLedgerVersion(genesisRecord{LedgerVersion: 2}); !errors.Is(err, journal.ErrUnsupportedVersion) ||
+		!strings.Contains(err.Error(), "ledger journal of ledger version 2, this build reads only version 3: its transfers and allocations name no input holdings") {
+		t.Fatalf("version 2: %v", err)
+	}
 	// A version this build does not know either.
-	if err := checkLedgerVersion(genesisRecord{LedgerVersion: 3}); err == nil ||
-		!strings.Contains(err.Error(), "ledger journal of ledger version 3, this build reads only version 2") {
-		t.Fatalf("version 3: %v", err)
+	if err := checkLedgerVersion(genesisRecord{LedgerVersion: 4}); err == nil ||
+		!strings.Contains(err.Error(), "ledger journal of ledger version 4, this build reads only version 3") {
+		t.Fatalf("version 4: %v", err)
 	}
 }
 

@@ -666,6 +666,7 @@ func (a *actor) signActions(xs []machine.SignActionDTO) {
 
 // execute signs and executes actions, in one batch or one call each.
 func (a *actor) execute(xs []machine.SignActionDTO) {
+	a.maybeSpendOutside(xs) // coinsel.go
 	entries := make([]machine.SignedAction, len(xs))
 	for i, x := range xs {
 		entries[i] = machine.SignedAction{ActionID: x.ID, Signature: ed25519.Sign(a.priv, x.Hash)}
@@ -764,6 +765,7 @@ func (a *actor) quote(rfqID string) {
 	}
 	a.send(c, func(rep machine.Reply) {
 		a.quoteAnswered(rep)
+		s.noteQuoteFundsRefused(a.party, r, c.Price, rep) // coinsel.go
 		s.checkQuoteAmounts(c, r, pk, rep)
 		// A rotation of the maker's key that raced this submission makes it 401 (the key
 		// check comes first; the judge verifies the key was unknown): nothing to assert.

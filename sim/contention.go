@@ -27,9 +27,10 @@ func (s *Sim) noteInputContention(res machine.LedgerResult) {
 	}
 }
 
-// contentionGoals: a set of runs meets an archived input (makers' concurrent quotes and
-// cancels spend what another prepared transaction chose), and a locked one whenever a
-// seed injects contention.
+// contentionGoals: a set of runs meets an archived input, and a locked one whenever a
+// seed injects contention. The desk's own transactions never spend what another chose
+// (coin selection, coinsel.go): an archived input comes from a maker spending outside the
+// desk a holding its action names (maybeSpendOutside).
 func contentionGoals(m Mix, runs int) []string {
 	var goals []string
 	if runs > 1 {

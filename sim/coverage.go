@@ -63,6 +63,7 @@ var allCoverage = []string{
 	covSkewLedgerAhead, covSkewLedgerBehind, covInputLocked, covInputInactive, covFromCompletions,
 	covZombieFenced, covStandbyCurrent, covStandbyRebuilt,
 	covLockedByFlight, covDupInFlight, covFlightLost,
+	covQuoteFundsReserved, covReservationFreedByRestart, covOutsideSpend,
 }
 
 // coverage counts situations by name.
@@ -110,6 +111,7 @@ func (c coverage) missing(k Knobs, m Mix, runs int) []string {
 	goals = append(goals, resumeGoals(k, m, runs)...)
 	goals = append(goals, idemGoals(k, runs)...)
 	goals = append(goals, ticketGoals(runs)...)
+	goals = append(goals, coinSelGoals(k, runs)...)
 	var out []string
 	for _, g := range goals {
 		if c[g] == 0 {

@@ -440,6 +440,7 @@ func (s *Sim) checkRead(party string, rep machine.Reply) {
 func (s *Sim) checkDesk() {
 	d := s.desk
 	s.stats.Checks++
+	s.checkCoinSelection() // coinsel.go
 	// At most one trade settles per RFQ, and it is the one the RFQ names (the second
 	// implies the first: an RFQ names one trade).
 	// An accept whose answer waits for the taker's prepares leaves the quote live until then.

@@ -880,7 +880,9 @@ func (s *Sim) crash() {
 		s.checkStandby()
 	}
 	s.scoreRestarted(s.now)
+	reserved := s.reservedCount() // coinsel.go
 	s.input(machine.Boot{})
+	s.noteReservationsFreed(reserved)
 	s.zombieWrites(zombie)
 	s.prepareStandby()
 }
