@@ -74,15 +74,12 @@ func OpenStandby(ctx context.Context, opts Options) (*Standby, error) {
 		s.failed = errors.New("the journals held no genesis when the standby started")
 		return s, nil
 	}
-	for attempt := 0; ; attempt++ {
-		err = s.buildLedger()
-		if err == nil {
-			err = s.buildDesk()
+	err = whilePruned(func() error {
+		if err := s.buildLedger(); err != nil {
+			return err
 		}
-		if err == nil || !errors.Is(err, journal.ErrPruned) || attempt == 3 {
-			break
-		}
-	}
+		return s.buildDesk()
+	})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -91,6 +88,23 @@ func OpenStandby(ctx context.Context, opts Options) (*Standby, error) {
 	go s.follow(fctx, s.ledgerLog, func() uint64 { return s.ledgerSeq }, s.applyLedger, s.buildLedger)
 	go s.follow(fctx, s.deskLog, func() uint64 { return s.deskSeq }, s.applyDesk, s.buildDesk)
 	return s, nil
+}
+
+// rebuildAttempts bounds the rebuilds of a standby's state that meet a prune: the leader
+// pruned the records after the snapshot the rebuild read, so a newer snapshot exists and the
+// next attempt reads it.
+const rebuildAttempts = 4
+
+// whilePruned runs build until it succeeds, fails otherwise than by a prune, or has met a
+// prune rebuildAttempts times.
+func whilePruned(build func() error) error {
+	var err error
+	for range rebuildAttempts {
+		if err = build(); err == nil || !errors.Is(err, journal.ErrPruned) {
+			return err
+		}
+	}
+	return err
 }
 
 // buildLedger recovers the ledger from its journal as it is now.
@@ -159,7 +173,7 @@ func (s *Standby) follow(ctx context.Context, log journal.Shared, applied func()
 		}
 		if errors.Is(err, journal.ErrPruned) {
 			s.mu.Lock()
-			err = rebuild()
+			err = whilePruned(rebuild)
 			s.mu.Unlock()
 			if err == nil {
 				s.Rebuilds.Add(1)
