@@ -170,14 +170,40 @@ func (a *actor) maybeSpendOutside(xs []machine.SignActionDTO) {
 		}
 		return l.Execute(p.Blob, ed25519.Sign(a.priv, p.Hash[:]))
 	}
-	u, err := run(ledgersim.Transfer{Receiver: l.Reservoir(), Instrument: h.Instrument, Amount: h.Amount, Reason: "outside", Inputs: []string{h.CID}}, id)
-	if err != nil || u.TransferInstruction == "" {
-		return // refused (or its answer lost): the desk's transaction may still run
+	spend := ledgersim.Transfer{Receiver: l.Reservoir(), Instrument: h.Instrument, Amount: h.Amount, Reason: "outside", Inputs: []string{h.CID}}
+	back := func(u ledgersim.Update, err error) {
+		if err != nil || u.TransferInstruction == "" {
+			return // refused (or its answer lost): the desk's transaction may still run
+		}
+		s.dirtyLedger = true
+		if _, err := run(ledgersim.WithdrawTransfer{Instruction: u.TransferInstruction}, id+":back"); err == nil {
+			return
+		}
+		// The withdrawal was refused or its answer lost: the funds stay in the instruction,
+		// which the reservoir never takes; the maker is poorer, nothing else changes.
 	}
-	s.dirtyLedger = true
-	if _, err := run(ledgersim.WithdrawTransfer{Instruction: u.TransferInstruction}, id+":back"); err == nil {
+	delay := l.Config().SequencingDelay
+	if delay <= 0 {
+		back(run(spend, id))
 		return
 	}
-	// The withdrawal was refused or its answer lost: the funds stay in the instruction,
-	// which the reservoir never takes; the maker is poorer, nothing else changes.
+	// With a sequencing delay the spend stays in flight as long, its input locked: the
+	// desk's execute of the action, signed next, meets an input locked by a transaction in
+	// flight (contention) and, once the spend committed, an inactive one.
+	p, err := l.Prepare(a.party, spend, id)
+	if err != nil {
+		return
+	}
+	f, err := l.BeginExecute(p.Blob, ed25519.Sign(a.priv, p.Hash[:]))
+	if err != nil {
+		return
+	}
+	ad := s.ledger
+	s.after(delay, func() {
+		if s.ledger != ad { // the ledger crashed meanwhile: the spend is lost with it
+			f.Abandon()
+			return
+		}
+		back(f.Commit())
+	})
 }

@@ -361,9 +361,26 @@ func (s *Sim) afterStep() {
 	if s.failure == nil {
 		s.checkOrphans(deskChanged)
 	}
-	if s.failure == nil && !s.liveness && s.k.CrashRate > 0 && s.frng.Float64() < s.k.CrashRate {
+	if s.failure == nil && !s.liveness && s.k.CrashRate > 0 && s.frng.Float64() < s.crashRate() {
 		s.crash()
 	}
+}
+
+// markCrashBoost multiplies the crash rate while a checkpoint mark waits for its digest.
+// That window is short (at most half a checkpoint interval of inputs, and checkpoints
+// stretch as the state grows: stretched), so at the plain rate a half-hour run of several
+// seeds often never crashed in it; a crash there is what the follower's recovery of an
+// unanswered mark must get right.
+const markCrashBoost = 5
+
+// crashRate is the chance that this step ends in a crash: Knobs.CrashRate, boosted while a
+// mark is unanswered. It takes the same one draw either way, so the fault schedule of the
+// steps outside that window is unchanged.
+func (s *Sim) crashRate() float64 {
+	if s.markSeq != 0 {
+		return s.k.CrashRate * markCrashBoost
+	}
+	return s.k.CrashRate
 }
 
 // ledgerCheckDue says whether this ledger-changing step gets the full ledger walk
