@@ -207,3 +207,70 @@ func (a *actor) maybeSpendOutside(xs []machine.SignActionDTO) {
 		back(f.Commit())
 	})
 }
+
+// spendingCall returns the instrument and amount a prepare or submit spends from its
+// acting party's holdings (a send allocation's, a transfer's); ok is false otherwise.
+func spendingCall(c machine.LedgerCall) (instrument string, amount money.Decimal, ok bool) {
+	if (c.Op != machine.OpPrepare && c.Op != machine.OpSubmit) || c.Command == nil {
+		return "", money.Zero, false
+	}
+	switch {
+	case c.Command.Allocate != nil && c.Command.Allocate.Send:
+		return c.Command.Allocate.Instrument, c.Command.Allocate.Amount, true
+	case c.Command.Transfer != nil:
+		return c.Command.Transfer.Instrument, c.Command.Transfer.Amount, true
+	}
+	return "", money.Zero, false
+}
+
+// freeBeforeSpend lists the acting party's free holdings of what a spending call spends,
+// as the ledger has them just before the call (what the desk's selection could see), or
+// nil for any other call.
+func (s *Sim) freeBeforeSpend(c machine.LedgerCall) []ledgersim.FreeHolding {
+	instrument, _, ok := spendingCall(c)
+	if !ok {
+		return nil
+	}
+	return s.ledger.L.FreeHoldings(c.ActAs, instrument)
+}
+
+// judgeSelection checks the desk's coin selection for a spending call on its own, without
+// the adapter's rule: the holdings it named are none of those the call says the desk's
+// live prepared transactions reserve, and a refusal for funds is right: the free holdings
+// the desk did not reserve (free, listed before the call) cannot cover the amount with at
+// most the ledger's input limit of them. A desk that reserved too much, or an adapter that
+// overlooked a holding, would refuse a quote the maker can fund.
+func (s *Sim) judgeSelection(c machine.LedgerCall, free []ledgersim.FreeHolding, res machine.LedgerResult) {
+	_, amount, ok := spendingCall(c)
+	if !ok {
+		return
+	}
+	reserved := make(map[string]bool, len(c.Reserved))
+	for _, cid := range c.Reserved {
+		reserved[cid] = true
+	}
+	for _, cid := range res.Inputs {
+		if reserved[cid] {
+			s.failf(Safety, "%s %s named holding %s, which a live prepared transaction of the desk reserves", c.Op, c.CommandID, cid)
+			return
+		}
+	}
+	if res.Failure == nil || res.Failure.Category != machine.LedgerInsufficientFunds {
+		return
+	}
+	// Largest first (as free is ordered) needs the fewest holdings to cover the amount.
+	sum, n := money.Zero, 0
+	for _, h := range free {
+		if reserved[h.CID] {
+			continue
+		}
+		sum, n = sum.Add(h.Amount), n+1
+		if sum.Cmp(amount) >= 0 {
+			break
+		}
+	}
+	if sum.Cmp(amount) >= 0 && n <= s.ledger.L.MaxInputs() {
+		s.failf(Safety, "%s %s of %s refused for funds, but %d unreserved free holdings of %s cover it (%s)",
+			c.Op, c.CommandID, amount, n, c.ActAs, sum)
+	}
+}

@@ -725,7 +725,11 @@ func (s *Sim) issue(c machine.LedgerCall) {
 // execLedger runs one call against the ledger now.
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	before := s.ledger.L.Offset()
-	s.beginLedger(c, func(res machine.LedgerResult) { s.ledgerAnswered(c, e, before, res) }) // inflight.go
+	free := s.freeBeforeSpend(c) // coinsel.go
+	s.beginLedger(c, func(res machine.LedgerResult) { // inflight.go
+		s.judgeSelection(c, free, res)
+		s.ledgerAnswered(c, e, before, res)
+	})
 }
 
 // ledgerAnswered takes the ledger's answer to a call sent at epoch e when the ledger's end
