@@ -134,15 +134,11 @@ func TestPreparedBlobRecordVersions(t *testing.T) {
 func TestPreparedBlobSnapshotVersions(t *testing.T) {
 	h := newHarness(t)
 	h.maker("Alpha")
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The prepared section (four empty maps of blobs, the ledger end, two empty maps of
 	// offsets), then the coin selection section (four zero counts, coinsel.go).
 	const section = 7 + 4
 	h.d.LedgerEnd = 0 // the registration's answers reported offsets
-	b, err = h.d.EncodeSnapshot()
+	b, err := h.d.EncodeSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,15 +166,12 @@ func TestStreamTicketSnapshot(t *testing.T) {
 	if sock := h.d.Sockets[h.connectTicket("t-1")]; sock == nil || sock.PartyID != m.id {
 		t.Fatal("the restored ticket did not open a socket")
 	}
-	b, err := h.d.EncodeSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The empty tickets section, then (since version 5) the empty prepared section (four
 	// empty maps, a zero ledger end, two empty maps) and the empty coin selection section
 	// (coinsel.go: four zero counts).
 	h.d.LedgerEnd = 0
-	if b, err = h.d.EncodeSnapshot(); err != nil {
+	b, err := h.d.EncodeSnapshot()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b[len(b)-12:], make([]byte, 12)) || b[len(snapshotMagic)] != snapshotVersion {

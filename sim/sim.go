@@ -725,7 +725,7 @@ func (s *Sim) issue(c machine.LedgerCall) {
 // execLedger runs one call against the ledger now.
 func (s *Sim) execLedger(c machine.LedgerCall, e uint64) {
 	before := s.ledger.L.Offset()
-	free := s.freeBeforeSpend(c) // coinsel.go
+	free := s.freeBeforeSpend(c)                      // coinsel.go
 	s.beginLedger(c, func(res machine.LedgerResult) { // inflight.go
 		s.judgeSelection(c, free, res)
 		s.ledgerAnswered(c, e, before, res)
