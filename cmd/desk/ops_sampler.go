@@ -292,7 +292,11 @@ func quantile(h histSnap, q float64) optFloat {
 			if c == prevCount {
 				return optFloat(h.bounds[i])
 			}
-			return optFloat(lower + (h.bounds[i]-lower)*(rank-float64(prevCount))/float64(c-prevCount))
+			// Clamped to the bucket: at its top the interpolation's rounding can pass its
+			// upper bound (2.6875000000000013 over 2.687500000000001, found by
+			// TestQuantileLaws).
+			v := lower + (h.bounds[i]-lower)*(rank-float64(prevCount))/float64(c-prevCount)
+			return optFloat(min(max(v, lower), h.bounds[i]))
 		}
 		prevCount, lower = c, h.bounds[i]
 	}
