@@ -18,14 +18,7 @@ func TestLockedContracts(t *testing.T) {
 	e := newEnv(t, ProfileTestnet)
 	bob := e.external("bob")
 	alice := e.external("alice")
-	e.fund(bob, "CBTC", "1")
-	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.3")}
-	p1, _ := e.prepare(bob, t1, "x1")
-	p2, _ := e.prepare(bob, t1, "x2")
-	if p1.Inputs[0] != p2.Inputs[0] {
-		t.Fatal("expected the same input (only one holding)")
-	}
-	kb := e.keys[bob]
+	p1, p2, kb := twoOnOneHolding(t, e, bob, alice, "0.3")
 	f1, err := e.l.BeginExecute(p1.Blob, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	before := e.l.Digest()
@@ -61,6 +54,21 @@ func TestLockedContracts(t *testing.T) {
 		t.Fatalf("after an abandoned flight: %v", err)
 	}
 	e.check()
+}
+
+// twoOnOneHolding funds from with a single holding of 1 CBTC and prepares the same
+// transfer of amount to to twice (commands x1 and x2), both naming that holding; it
+// returns them and from's key.
+func twoOnOneHolding(t *testing.T, e *env, from, to, amount string) (Prepared, Prepared, ed25519.PrivateKey) {
+	t.Helper()
+	e.fund(from, "CBTC", "1")
+	t1 := Transfer{Receiver: to, Instrument: "CBTC", Amount: d(amount)}
+	p1, _ := e.prepare(from, t1, "x1")
+	p2, _ := e.prepare(from, t1, "x2")
+	if p1.Inputs[0] != p2.Inputs[0] {
+		t.Fatal("expected the same input (only one holding)")
+	}
+	return p1, p2, e.keys[from]
 }
 
 // TestSubmissionAlreadyInFlight: a second execute of the same command (the same prepared

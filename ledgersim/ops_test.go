@@ -308,14 +308,7 @@ func TestPreparedExecute(t *testing.T) {
 	// commit), not LOCAL_VERDICT_LOCKED_CONTRACTS (an input in use by a transaction still
 	// in flight: contention, ABORTED, retry), which only the fault plan makes here.
 	bob := e.external("bob")
-	e.fund(bob, "CBTC", "1")
-	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.6")}
-	p1, _ := e.prepare(bob, t1, "x1")
-	p2, _ := e.prepare(bob, t1, "x2")
-	if p1.Inputs[0] != p2.Inputs[0] {
-		t.Fatal("expected the same input (only one holding)")
-	}
-	kb := e.keys[bob]
+	p1, p2, kb := twoOnOneHolding(t, e, bob, alice, "0.6")
 	_, err = e.l.Execute(p1.Blob, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	_, err = e.l.Execute(p2.Blob, ed25519.Sign(kb, p2.Hash[:]))
