@@ -71,6 +71,17 @@ func twoOnOneHolding(t *testing.T, e *env, from, to, amount string) (Prepared, P
 	return p1, p2, e.keys[from]
 }
 
+// aliceAllocating is a testnet ledger with alice funded 100 USDCx, her key, and an
+// Allocate of 10 of it (settlement "s", leg "a") for her to send.
+func aliceAllocating(t *testing.T) (*env, string, ed25519.PrivateKey, Allocate) {
+	t.Helper()
+	e := newEnv(t, ProfileTestnet)
+	alice := e.external("alice")
+	e.fund(alice, "USDCx", "100")
+	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	return e, alice, e.keys[alice], cmd
+}
+
 // TestSubmissionAlreadyInFlight: a second execute of the same command (the same prepared
 // transaction, or another prepared under the same command id) while the first is in
 // flight is refused SUBMISSION_ALREADY_IN_FLIGHT (digital-asset/canton,
@@ -78,11 +89,7 @@ func twoOnOneHolding(t *testing.T, e *env, from, to, amount string) (Prepared, P
 // groups/ConsistencyErrors.scala, SubmissionAlreadyInFlight: ABORTED, retryable); once
 // the first committed the repeat is a duplicate, whose outcome the completion stream tells.
 func TestSubmissionAlreadyInFlight(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	sig := ed25519.Sign(k, p.Hash[:])
@@ -107,11 +114,7 @@ func TestSubmissionAlreadyInFlight(t *testing.T) {
 // TestSubmitMeetsAFlight: the desk's own submit (an internal party's, committed at once)
 // naming a contract an external party's execute in flight locked is contention too.
 func TestSubmitMeetsAFlight(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	u := e.must(alice, cmd)
 	p, err := e.prepare(alice, WithdrawAllocation{Allocation: u.Allocation}, "w1")
 	wantCat(t, err, CategoryNone)

@@ -246,11 +246,7 @@ func TestProfiles(t *testing.T) {
 func (t Transfer) withInstrument(id string) Transfer { t.Instrument = id; return t }
 
 func TestPreparedExecute(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	if p.Hash != HashPrepared("ledgersim", p) || !p.ExpiresAt.Equal(p.PreparedAt.Add(10*time.Minute)) || len(p.Inputs) != 1 {
