@@ -17,11 +17,20 @@ var catalog = []machine.Instrument{
 	{Symbol: "usdcx", Display: "USDCx", Decimals: 6, USDPrice: money.MustParse("1"), FaucetAmount: money.MustParse("10"), RegistryID: "usdcx-registry"},
 }
 
+// embedded is an embedded ledger on testnet with the test catalog, seed 1 and a manual
+// clock at 2026-01-01.
 func embedded(t *testing.T) (*ledgeradapter.Adapter, ledgeradapter.Parties) {
 	t.Helper()
-	a, ps, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
-		Network: machine.Testnet, Seed: 1, Clock: ledgersim.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Catalog: catalog,
-	})
+	return embeddedWith(t, ledgeradapter.Embedded{})
+}
+
+// embeddedWith is embedded with e's other settings (its network, seed, clock and catalog
+// are embedded's).
+func embeddedWith(t *testing.T, e ledgeradapter.Embedded) (*ledgeradapter.Adapter, ledgeradapter.Parties) {
+	t.Helper()
+	e.Network, e.Seed, e.Catalog = machine.Testnet, 1, catalog
+	e.Clock = ledgersim.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	a, ps, err := ledgeradapter.NewEmbedded(e)
 	if err != nil {
 		t.Fatal(err)
 	}

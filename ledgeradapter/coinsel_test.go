@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestSelectInputsRule(t *testing.T) {
 			if c := b.Amount.Cmp(a.Amount); c != 0 {
 				return c
 			}
-			return cmpStr(a.CID, b.CID)
+			return strings.Compare(a.CID, b.CID)
 		})
 		var reserved []string
 		for _, h := range free {
@@ -94,16 +95,6 @@ func TestSelectInputsRule(t *testing.T) {
 			}
 		}
 	})
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // funded onboards an external party and gives it holdings of amounts of usdcx.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/ledgeradapter"
-	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 )
@@ -19,13 +18,7 @@ import (
 // again is answered as an unknown outcome, not a failure, whose repeat after the commit
 // learns the update from the completion stream.
 func TestExecutesInFlight(t *testing.T) {
-	a, ps, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
-		Network: machine.Testnet, Seed: 1, Clock: ledgersim.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Catalog: catalog,
-		SequencingDelay: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, ps := embeddedWith(t, ledgeradapter.Embedded{SequencingDelay: time.Second})
 	ctx := context.Background()
 	party, priv := onboard(t, a, "maker")
 	drip := do(t, a, machine.LedgerCall{CommandID: "drip", Op: machine.OpSubmit, ActAs: ps.Reservoir,

@@ -3,10 +3,8 @@ package ledgeradapter_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskco/rfqdesk/ledgeradapter"
-	"github.com/deskco/rfqdesk/ledgersim"
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
 )
@@ -15,14 +13,10 @@ import (
 // free amount and the amount needed, and neither the party id nor the registry's instrument
 // id.
 func TestShortfallInCallersTerms(t *testing.T) {
-	a, ps, err := ledgeradapter.NewEmbedded(ledgeradapter.Embedded{
-		Network: machine.Testnet, Seed: 1, Clock: ledgersim.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Catalog: catalog,
+	a, ps := embeddedWith(t, ledgeradapter.Embedded{
 		House: []ledgeradapter.House{{Hint: "small", Role: machine.HouseTaker, KeyHash: strings.Repeat("a", 64),
 			Fund: map[string]money.Decimal{"usdcx": money.MustParse("5")}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	small := ps.House[0].PartyID
 	cases := []struct {
 		name, sender, amount, want string

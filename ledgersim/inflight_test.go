@@ -18,14 +18,7 @@ func TestLockedContracts(t *testing.T) {
 	e := newEnv(t, ProfileTestnet)
 	bob := e.external("bob")
 	alice := e.external("alice")
-	e.fund(bob, "CBTC", "1")
-	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.3")}
-	p1, _ := e.prepare(bob, t1, "x1")
-	p2, _ := e.prepare(bob, t1, "x2")
-	if p1.Inputs[0] != p2.Inputs[0] {
-		t.Fatal("expected the same input (only one holding)")
-	}
-	kb := e.keys[bob]
+	p1, p2, kb := twoOnOneHolding(t, e, bob, alice, "0.3")
 	f1, err := e.l.BeginExecute(p1.Blob, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	before := e.l.Digest()
@@ -63,6 +56,32 @@ func TestLockedContracts(t *testing.T) {
 	e.check()
 }
 
+// twoOnOneHolding funds from with a single holding of 1 CBTC and prepares the same
+// transfer of amount to to twice (commands x1 and x2), both naming that holding; it
+// returns them and from's key.
+func twoOnOneHolding(t *testing.T, e *env, from, to, amount string) (Prepared, Prepared, ed25519.PrivateKey) {
+	t.Helper()
+	e.fund(from, "CBTC", "1")
+	t1 := Transfer{Receiver: to, Instrument: "CBTC", Amount: d(amount)}
+	p1, _ := e.prepare(from, t1, "x1")
+	p2, _ := e.prepare(from, t1, "x2")
+	if p1.Inputs[0] != p2.Inputs[0] {
+		t.Fatal("expected the same input (only one holding)")
+	}
+	return p1, p2, e.keys[from]
+}
+
+// aliceAllocating is a testnet ledger with alice funded 100 USDCx, her key, and an
+// Allocate of 10 of it (settlement "s", leg "a") for her to send.
+func aliceAllocating(t *testing.T) (*env, string, ed25519.PrivateKey, Allocate) {
+	t.Helper()
+	e := newEnv(t, ProfileTestnet)
+	alice := e.external("alice")
+	e.fund(alice, "USDCx", "100")
+	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	return e, alice, e.keys[alice], cmd
+}
+
 // TestSubmissionAlreadyInFlight: a second execute of the same command (the same prepared
 // transaction, or another prepared under the same command id) while the first is in
 // flight is refused SUBMISSION_ALREADY_IN_FLIGHT (digital-asset/canton,
@@ -70,11 +89,7 @@ func TestLockedContracts(t *testing.T) {
 // groups/ConsistencyErrors.scala, SubmissionAlreadyInFlight: ABORTED, retryable); once
 // the first committed the repeat is a duplicate, whose outcome the completion stream tells.
 func TestSubmissionAlreadyInFlight(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	sig := ed25519.Sign(k, p.Hash[:])
@@ -99,11 +114,7 @@ func TestSubmissionAlreadyInFlight(t *testing.T) {
 // TestSubmitMeetsAFlight: the desk's own submit (an internal party's, committed at once)
 // naming a contract an external party's execute in flight locked is contention too.
 func TestSubmitMeetsAFlight(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	u := e.must(alice, cmd)
 	p, err := e.prepare(alice, WithdrawAllocation{Allocation: u.Allocation}, "w1")
 	wantCat(t, err, CategoryNone)

@@ -246,11 +246,7 @@ func TestProfiles(t *testing.T) {
 func (t Transfer) withInstrument(id string) Transfer { t.Instrument = id; return t }
 
 func TestPreparedExecute(t *testing.T) {
-	e := newEnv(t, ProfileTestnet)
-	alice := e.external("alice")
-	e.fund(alice, "USDCx", "100")
-	k := e.keys[alice]
-	cmd := Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s"}, LegID: "a", Side: SideSend, Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)}
+	e, alice, k, cmd := aliceAllocating(t)
 	p, err := e.prepare(alice, cmd, "c1")
 	wantCat(t, err, CategoryNone)
 	if p.Hash != HashPrepared("ledgersim", p) || !p.ExpiresAt.Equal(p.PreparedAt.Add(10*time.Minute)) || len(p.Inputs) != 1 {
@@ -308,14 +304,7 @@ func TestPreparedExecute(t *testing.T) {
 	// commit), not LOCAL_VERDICT_LOCKED_CONTRACTS (an input in use by a transaction still
 	// in flight: contention, ABORTED, retry), which only the fault plan makes here.
 	bob := e.external("bob")
-	e.fund(bob, "CBTC", "1")
-	t1 := Transfer{Receiver: alice, Instrument: "CBTC", Amount: d("0.6")}
-	p1, _ := e.prepare(bob, t1, "x1")
-	p2, _ := e.prepare(bob, t1, "x2")
-	if p1.Inputs[0] != p2.Inputs[0] {
-		t.Fatal("expected the same input (only one holding)")
-	}
-	kb := e.keys[bob]
+	p1, p2, kb := twoOnOneHolding(t, e, bob, alice, "0.6")
 	_, err = e.l.Execute(p1.Blob, ed25519.Sign(kb, p1.Hash[:]))
 	wantCat(t, err, CategoryNone)
 	_, err = e.l.Execute(p2.Blob, ed25519.Sign(kb, p2.Hash[:]))

@@ -249,24 +249,12 @@ func TestSpendingPreparesOneAtATime(t *testing.T) {
 // inputs round-trips.
 func TestLedgerResultRecordVersions(t *testing.T) {
 	in := LedgerResult{CommandID: "q:maker-base:1", PreparedID: "prep-1", Hash: []byte{1, 2}, ExpiresAt: t0, Inputs: []string{"00a", "00b"}}
-	b, err := EncodeEnvelope(Envelope{Seq: 3, At: t0, Input: in})
-	if err != nil {
-		t.Fatal(err)
+	_, got, err := ledgerResultRoundTrip(t, in)
+	if err != nil || !slices.Equal(got.Inputs, in.Inputs) {
+		t.Fatalf("version 7 ledger.result: %+v, %v", got, err)
 	}
-	env, err := DecodeEnvelope(b)
-	if err != nil || !slices.Equal(env.Input.(LedgerResult).Inputs, in.Inputs) {
-		t.Fatalf("version 7 ledger.result: %+v, %v", env.Input, err)
-	}
-	without := in
-	without.Inputs = nil
-	b, err = EncodeEnvelope(Envelope{Seq: 3, At: t0, Input: without})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v6 := slices.Clone(b[:len(b)-3]) // without the absent blob, the zero offset and the empty inputs
-	v6[0] = recordVersion6
-	env, err = DecodeEnvelope(v6)
-	if got := env.Input.(LedgerResult); err != nil || got.Inputs != nil || got.PreparedID != "prep-1" {
-		t.Fatalf("version 6 ledger.result: %+v, %v", env.Input, err)
+	got, err = ledgerResultAsV6(t, in)
+	if err != nil || got.Inputs != nil || got.PreparedID != "prep-1" {
+		t.Fatalf("version 6 ledger.result: %+v, %v", got, err)
 	}
 }

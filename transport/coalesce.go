@@ -53,8 +53,9 @@ func (h *Hub) writeFrames(s *socket, first frame) (carried *frame, ok bool) {
 	}
 }
 
-// writeJoined writes frames whole frames held in buf with one call, the socket's kill
-// checked first (a kill takes the socket down without waiting for its queue).
+// writeJoined writes the whole frames held in buf with one call, the socket's kill
+// checked first (a kill takes the socket down without waiting for its queue), and adds
+// frames to framesSent once written. writeBatch shares it.
 func (h *Hub) writeJoined(s *socket, buf []byte, frames int) bool {
 	select {
 	case <-s.kill:

@@ -35,16 +35,7 @@ func TestStreamLiveFramesCoalesced(t *testing.T) {
 		want = append(want, fmt.Sprintf(`{"type":"rfq.closed","payload":%s,"seq":%d}`, payload, i+1))
 	}
 	srv.Hub().Deliver(machine.Outputs{Events: events, Closes: []machine.SocketClose{{Socket: id, Code: machine.CloseUnauthorized, Reason: "key rotated"}}})
-	for i, w := range want {
-		select {
-		case f := <-c.frames:
-			if string(f) != w {
-				t.Fatalf("frame %d: %d bytes, want %d", i, len(f), len(w))
-			}
-		case <-time.After(wait):
-			t.Fatalf("frame %d never arrived", i)
-		}
-	}
+	wantFrames(t, c, want)
 	if ci := c.closeCode(t); ci.code != machine.CloseUnauthorized {
 		t.Fatalf("close %d %q after the frames, want 4401", ci.code, ci.reason)
 	}
@@ -88,5 +79,21 @@ func TestStreamSingleFrameUnchanged(t *testing.T) {
 			t.Fatalf("one frame: %d frames in %d writes, want 1 in 1", after.FramesSent-before.FramesSent, after.StreamWrites-before.StreamWrites)
 		}
 		before = after
+	}
+}
+
+// wantFrames reads len(want) frames from c, failing the test at the first that differs
+// from its want or does not arrive in time.
+func wantFrames(t *testing.T, c *wsClient, want []string) {
+	t.Helper()
+	for i, w := range want {
+		select {
+		case f := <-c.frames:
+			if string(f) != w {
+				t.Fatalf("frame %d: %d bytes, want %d", i, len(f), len(w))
+			}
+		case <-time.After(wait):
+			t.Fatalf("frame %d never arrived", i)
+		}
 	}
 }

@@ -414,18 +414,10 @@ func (h *Hub) writeBatch(s *socket, batch []machine.Event) bool {
 		if len(buf) == 0 {
 			return true
 		}
-		select {
-		case <-s.kill:
-			h.writeKill(s)
-			return false
-		default:
-		}
-		_ = s.conn.SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
-		if _, err := s.conn.NetConn().Write(buf); err != nil {
-			_ = s.conn.NetConn().Close()
+		// 0 frames: each was counted in framesSent as it was framed.
+		if !h.writeJoined(s, buf, 0) {
 			return false
 		}
-		h.cfg.metrics.streamWrites.Add(1)
 		buf = buf[:0]
 		return true
 	}

@@ -76,14 +76,5 @@ func TestStreamBatchFrames(t *testing.T) {
 		want = append(want, fmt.Sprintf(`{"type":"rfq.closed","payload":%s,"seq":%d}`, payload, 100+i))
 	}
 	srv.Hub().Deliver(machine.Outputs{Events: events})
-	for i, w := range want {
-		select {
-		case f := <-c.frames:
-			if string(f) != w {
-				t.Fatalf("frame %d: %d bytes, want %d", i, len(f), len(w))
-			}
-		case <-time.After(wait):
-			t.Fatalf("frame %d never arrived", i)
-		}
-	}
+	wantFrames(t, c, want)
 }

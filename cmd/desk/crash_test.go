@@ -23,11 +23,12 @@ import (
 
 // process is a desk binary running as its own process.
 type process struct {
-	cmd  *exec.Cmd
-	base string
+	cmd   *exec.Cmd
+	base  string
+	admin string // the admin listener's base URL
 }
 
-var servingLine = regexp.MustCompile(`msg="desk serving" addr=(\S+)`)
+var servingLine = regexp.MustCompile(`msg="desk serving" addr=(\S+) admin=(\S+)`)
 
 // deskFixture builds the desk binary into a fresh temporary directory and writes the base
 // configuration beside it: the binary, the configuration file and the data directory (not
@@ -61,7 +62,7 @@ func killedAtEnd(t *testing.T, bin, dir, cfg string) *process {
 // launch starts cmd, a desk binary, and waits until its log says it serves; with echo
 // (for a desk the test stops itself) its log goes to the test's with -v. A desk that does
 // not serve within 15 seconds is killed and fails the test.
-func launch(t *testing.T, cmd *exec.Cmd, echo bool) *process {
+func launch(t testing.TB, cmd *exec.Cmd, echo bool) *process {
 	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -70,7 +71,7 @@ func launch(t *testing.T, cmd *exec.Cmd, echo bool) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	addr := make(chan string, 1)
+	addrs := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -78,13 +79,13 @@ func launch(t *testing.T, cmd *exec.Cmd, echo bool) *process {
 				t.Log(sc.Text())
 			}
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+				addrs <- [2]string{m[1], m[2]}
 			}
 		}
 	}()
 	select {
-	case a := <-addr:
-		return &process{cmd: cmd, base: "http://" + a}
+	case a := <-addrs:
+		return &process{cmd: cmd, base: "http://" + a[0], admin: "http://" + a[1]}
 	case <-time.After(15 * time.Second):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

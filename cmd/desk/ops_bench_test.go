@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,46 +39,19 @@ const (
 	opsBenchPoll    = time.Second            // the page's refresh
 )
 
-var opsBenchServing = regexp.MustCompile(`msg="desk serving" addr=(\S+) admin=(\S+)`)
-
 func BenchmarkOperatorViewCPU(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "desk")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build the desk: %v\n%s", err, out)
-	}
+	bin := buildBinary(b, dir, ".", "desk")
 	cfg := filepath.Join(dir, "desk.toml")
 	if err := os.WriteFile(cfg, []byte(opsConfig), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	desk := launch(b, exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-config", cfg), false)
+	cmd, base, admin := desk.cmd, desk.base, desk.admin
 	b.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	addrs := make(chan [2]string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := opsBenchServing.FindStringSubmatch(sc.Text()); m != nil {
-				addrs <- [2]string{"http://" + m[1], "http://" + m[2]}
-			}
-		}
-	}()
-	var base, admin string
-	select {
-	case a := <-addrs:
-		base, admin = a[0], a[1]
-	case <-time.After(15 * time.Second):
-		b.Fatal("the desk did not serve within 15s")
-	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

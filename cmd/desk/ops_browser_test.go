@@ -1,141 +1,35 @@
+//go:build browser
+
 package main
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/deskco/rfqdesk/internal/browsertest"
 )
 
-// The operator view in a real browser: RFQDESK_BROWSER=1 (or -tags browser, as `make
-// e2e-browser` runs it) with a Chromium installed; without one the test skips, or fails
-// under RFQDESK_REQUIRE_BROWSER=1. Screenshots go to $RFQDESK_SCREENSHOTS/<test> when set,
-// else to the test's artifact directory (go test -artifacts -outputdir DIR keeps them).
+// The operator view in a real browser (-tags browser, as `make e2e-browser` runs it) with a
+// Chromium installed; without one the test skips, or fails under RFQDESK_REQUIRE_BROWSER=1.
+// Screenshots go to $RFQDESK_SCREENSHOTS/<test> when set, else to the test's artifact
+// directory (go test -artifacts -outputdir DIR keeps them).
 
 // opsBrowserStep bounds each step of the browser test.
 const opsBrowserStep = 30 * time.Second
 
-// opsChromium returns the Chromium to drive, skipping (or failing) the test without one.
-func opsChromium(t *testing.T) string {
+// opsEval evaluates a JavaScript expression on the page.
+func opsEval[T any](t *testing.T, p *browsertest.Page, js string) T {
 	t.Helper()
-	if os.Getenv("RFQDESK_BROWSER") != "1" && !opsBrowserTag {
-		t.Skip("the operator view's browser test runs with RFQDESK_BROWSER=1 (or -tags browser: make e2e-browser)")
-	}
-	candidates := []string{os.Getenv("RFQDESK_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p
-		}
-	}
-	msg := "no Chromium found ($RFQDESK_CHROMIUM, chromium, chromium-browser, google-chrome): install Debian's chromium package"
-	if os.Getenv("RFQDESK_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg + " (RFQDESK_REQUIRE_BROWSER=1)")
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// opsBrowser is a headless Chromium tab with its console errors recorded.
-type opsBrowser struct {
-	ctx   context.Context
-	shots string
-	mu    sync.Mutex
-	errs  []string
-	n     int
-}
-
-func startOpsBrowser(t *testing.T) *opsBrowser {
-	t.Helper()
-	path := opsChromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // containers and CI run as root, where Chromium refuses its sandbox
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
-	b := &opsBrowser{ctx: ctx, shots: t.ArtifactDir()}
-	if dir := os.Getenv("RFQDESK_SCREENSHOTS"); dir != "" {
-		b.shots = filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_"))
-		if err := os.MkdirAll(b.shots, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				b.mu.Lock()
-				b.errs = append(b.errs, fmt.Sprintf("%s (%s:%d)", m.Text, m.URL, m.Line))
-				b.mu.Unlock()
-			}
-		}
-	}()
-	return b
-}
-
-func (b *opsBrowser) consoleErrors() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.errs...)
-}
-
-// run runs steps within opsBrowserStep, failing the test with a screenshot on an error.
-func (b *opsBrowser) run(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, opsBrowserStep)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		b.screenshot(t, "failed-"+strings.ReplaceAll(what, " ", "-"))
-		t.Fatalf("%s: %v (console errors: %q)", what, err, b.consoleErrors())
-	}
-}
-
-// eval evaluates a JavaScript expression.
-func opsEval[T any](t *testing.T, b *opsBrowser, js string) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, opsBrowserStep)
+	ctx, cancel := context.WithTimeout(p.Ctx, opsBrowserStep)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
 	if err != nil {
 		t.Fatalf("evaluate %s: %v", js, err)
 	}
 	return v
-}
-
-// screenshot saves a full-page PNG as NN-<step>.png.
-func (b *opsBrowser) screenshot(t *testing.T, step string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, opsBrowserStep)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", step, err)
-	}
-	b.n++
-	path := filepath.Join(b.shots, fmt.Sprintf("%02d-operator-%s.png", b.n, step))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s", path)
-	return path
 }
 
 // opsFilled is true once the page shows the desk's traffic: the tables filled and every
@@ -164,44 +58,45 @@ const opsUnlabelled = `[...document.querySelectorAll('button, select, input, tex
 // checks that it refreshes, that its controls work and are labelled, that it fits a
 // phone's width, and that the console shows no error (a CSP refusal included).
 func TestOperatorViewInBrowser(t *testing.T) {
-	b := startOpsBrowser(t)
+	b := browsertest.Start(t)
+	p := b.NewPage("operator")
 	d := startLive(t, opsConfig)
 	opsTraffic(t, d)
 
-	b.run(t, "open the operator view", chromedp.Navigate(d.admin+"/"),
+	p.Run(t, "open the operator view", opsBrowserStep, chromedp.Navigate(d.admin+"/"),
 		chromedp.Poll[chromedp.Void](opsFilled, chromedp.WithPollingInterval(200*time.Millisecond)))
-	b.screenshot(t, "desktop")
-	if got := opsEval[string](t, b, `location.pathname`); got != "/ops/" {
+	b.Screenshot(p, "desktop")
+	if got := opsEval[string](t, p, `location.pathname`); got != "/ops/" {
 		t.Fatalf("GET / on the admin listener led to %q", got)
 	}
-	first := opsEval[string](t, b, `document.getElementById('status').textContent`)
-	b.run(t, "refresh", chromedp.Poll[chromedp.Void](
+	first := opsEval[string](t, p, `document.getElementById('status').textContent`)
+	p.Run(t, "refresh", opsBrowserStep, chromedp.Poll[chromedp.Void](
 		fmt.Sprintf(`document.getElementById('status').textContent !== %q`, first), chromedp.WithPollingInterval(100*time.Millisecond),
 		chromedp.WithPollingTimeout(3*time.Second)))
 
-	if bad := opsEval[[]string](t, b, opsUnlabelled); len(bad) > 0 {
+	if bad := opsEval[[]string](t, p, opsUnlabelled); len(bad) > 0 {
 		t.Errorf("controls without a label: %v", bad)
 	}
-	b.run(t, "pause", chromedp.Click(chromedp.ID("pause")),
+	p.Run(t, "pause", opsBrowserStep, chromedp.Click(chromedp.ID("pause")),
 		chromedp.Poll[chromedp.Void](`document.getElementById('pause').getAttribute('aria-pressed') === 'true'`))
-	paused := opsEval[string](t, b, `document.getElementById('status').textContent`)
-	b.run(t, "stay paused", chromedp.Sleep(1500*time.Millisecond))
-	if now := opsEval[string](t, b, `document.getElementById('status').textContent`); now != paused {
+	paused := opsEval[string](t, p, `document.getElementById('status').textContent`)
+	p.Run(t, "stay paused", opsBrowserStep, chromedp.Sleep(1500*time.Millisecond))
+	if now := opsEval[string](t, p, `document.getElementById('status').textContent`); now != paused {
 		t.Errorf("the page refreshed while paused: %q then %q", paused, now)
 	}
-	b.run(t, "narrow the window", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('window');
+	p.Run(t, "narrow the window", opsBrowserStep, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('window');
 		s.value = '15'; s.dispatchEvent(new Event('change')); })()`),
 		chromedp.Click(chromedp.ID("pause")),
 		chromedp.Poll[chromedp.Void](`document.getElementById('pause').getAttribute('aria-pressed') === 'false'`))
 
-	b.run(t, "a phone's width", chromedp.EmulateViewport(390, 844),
+	p.Run(t, "a phone's width", opsBrowserStep, chromedp.EmulateViewport(390, 844),
 		chromedp.Poll[chromedp.Void](opsFilled, chromedp.WithPollingInterval(200*time.Millisecond)))
-	if over := opsEval[bool](t, b, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
+	if over := opsEval[bool](t, p, `document.documentElement.scrollWidth > window.innerWidth + 1`); over {
 		t.Errorf("the page is wider than a phone's screen: %v > %v",
-			opsEval[float64](t, b, `document.documentElement.scrollWidth`), opsEval[float64](t, b, `window.innerWidth`))
+			opsEval[float64](t, p, `document.documentElement.scrollWidth`), opsEval[float64](t, p, `window.innerWidth`))
 	}
-	b.screenshot(t, "phone")
-	if errs := b.consoleErrors(); len(errs) > 0 {
+	b.Screenshot(p, "phone")
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
 		t.Fatalf("console errors: %q", errs)
 	}
 }

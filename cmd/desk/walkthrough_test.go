@@ -13,7 +13,7 @@ import (
 )
 
 // buildBinary builds a command of this module into dir and returns its path.
-func buildBinary(t *testing.T, dir, pkg, name string) string {
+func buildBinary(t testing.TB, dir, pkg, name string) string {
 	t.Helper()
 	bin := filepath.Join(dir, name)
 	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {

@@ -75,7 +75,7 @@ func Start(t testing.TB) *Browser {
 	}
 	shots := os.Getenv("RFQDESK_SCREENSHOTS")
 	if shots == "" {
-		shots = t.TempDir()
+		shots = t.ArtifactDir() // kept by go test -artifacts -outputdir DIR
 	} else {
 		shots = filepath.Join(shots, strings.ReplaceAll(t.Name(), "/", "_"))
 		if err := os.MkdirAll(shots, 0o755); err != nil {
@@ -213,7 +213,8 @@ func (p *Page) Run(t testing.TB, what string, timeout time.Duration, steps ...ch
 }
 
 // Screenshot saves a full-page PNG of p as NN-<page>-<step>.png in the screenshot
-// directory ($RFQDESK_SCREENSHOTS/<test>, or a temporary one) and returns its path.
+// directory ($RFQDESK_SCREENSHOTS/<test>, else the test's artifact directory, which
+// go test -artifacts -outputdir DIR keeps) and returns its path.
 func (b *Browser) Screenshot(p *Page, step string) string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(p.Ctx, 20*time.Second)
