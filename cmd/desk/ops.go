@@ -193,7 +193,9 @@ func (v *opsView) serveState(w http.ResponseWriter, r *http.Request) {
 	v.cache.mu.Lock()
 	defer v.cache.mu.Unlock()
 	if time.Since(v.cache.at) >= opsStateMaxAge || v.cache.limit != limit {
-		ctx, cancel := context.WithTimeout(r.Context(), opsReadTimeout)
+		// Not the request's context: the answer is cached for every page, so one page that
+		// goes away while the desk reads must not leave its cancellation to the others.
+		ctx, cancel := context.WithTimeout(context.Background(), opsReadTimeout)
 		defer cancel()
 		body, err := json.Marshal(v.state(ctx, limit))
 		if err != nil {
