@@ -11,6 +11,8 @@ const desk = new Desk();
 let me = null; // {partyId, hint, apiKey, keys}
 let socket = null;
 let socketWanted = false;
+let connecting = false; // a connect waits for its ticket
+let socketGen = 0; // counts the sockets dropped on purpose (a new key, forgetting the party)
 let backoff = 1000;
 let refreshTimer = 0;
 let awaiting = ""; // the trade this page accepted and waits to see settled
@@ -235,11 +237,20 @@ async function signPending() {
 
 async function connect() {
   socketWanted = true;
-  if (socket || !me) return;
+  // One connect at a time: a reconnect timer and a new key may both ask while the ticket
+  // is on its way, and two sockets would show every event twice.
+  if (socket || connecting || !me) return;
   let t;
+  const gen = socketGen;
+  connecting = true;
   try {
     t = await desk.ticket();
   } catch (e) {
+    connecting = false;
+    if (gen !== socketGen) {
+      connect(); // asked with a key the page has since replaced
+      return;
+    }
     setStream("offline");
     if (e instanceof DeskError && e.status === 401) {
       showError(e);
@@ -249,6 +260,13 @@ async function connect() {
     backoff = Math.min(backoff * 2, 10000);
     return;
   }
+  connecting = false;
+  if (gen !== socketGen) {
+    // Dropped on purpose while the ticket came (a new key): that ticket is the old key's.
+    connect();
+    return;
+  }
+  if (socket || !socketWanted) return;
   const ws = new WebSocket(Desk.streamURL(t.ticket));
   socket = ws;
   ws.onopen = () => {
@@ -270,6 +288,7 @@ async function connect() {
     scheduleRefresh();
   };
   ws.onclose = (c) => {
+    if (socket !== ws) return; // a socket dropped on purpose or replaced: not ours to mend
     socket = null;
     setStream("offline");
     if (c.code === 4401) {
@@ -285,6 +304,7 @@ async function connect() {
 
 /** Closes the stream socket on purpose: no reconnect, no error, for this one. */
 function dropSocket() {
+  socketGen++;
   if (!socket) return;
   const s = socket;
   socket = null;
