@@ -1,6 +1,7 @@
 # The project's habits. Every target works on a fresh machine with Go installed: tools come
 # through the Go module proxy at pinned versions.
 GO ?= go
+RFQDESK_SCREENSHOTS ?= $(or $(TMPDIR),/tmp)/rfqdesk-e2e-browser
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages that run goroutines or guard shared state; CI runs them under the race detector.
 RACE_PKGS ?= ./ledgersim/... ./journal/... ./loop/... ./node/... ./transport/... ./client/... ./pglog/...
@@ -89,8 +90,11 @@ ha:
 ## e2e-browser: the console in a headless Chromium (Debian's chromium, installed with apt-get
 ## when missing): the page's signing and backup against Go's crypto, then the walkthrough of
 ## a taker and a maker by clicking and typing, and the operator view on the admin listener;
-## screenshots under $RFQDESK_SCREENSHOTS when set.
+## screenshots of each step under $RFQDESK_SCREENSHOTS (default: $TMPDIR/rfqdesk-e2e-browser,
+## outside the repository).
 e2e-browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
-	$(GO) test -count=1 -tags browser ./web/console
-	$(GO) test -count=1 -tags browser ./cmd/desk -run 'TestConsoleInBrowser|TestOperatorViewInBrowser'
+	mkdir -p $(RFQDESK_SCREENSHOTS)
+	RFQDESK_SCREENSHOTS=$(RFQDESK_SCREENSHOTS) $(GO) test -count=1 -tags browser ./web/console
+	RFQDESK_SCREENSHOTS=$(RFQDESK_SCREENSHOTS) $(GO) test -count=1 -tags browser ./cmd/desk -run 'TestConsoleInBrowser|TestOperatorViewInBrowser'
+	@echo "screenshots: $(RFQDESK_SCREENSHOTS)"
