@@ -8,7 +8,10 @@ import (
 // TestDedupWindow: a command re-issued within the window is refused as a duplicate naming
 // its first submission and takes no effect again, through the window's last instant; once
 // the window has passed, the update is forgotten (bounded by age), and the deduplication
-// it gave with it.
+// it gave with it. Canton (digital-asset/canton): the Ledger API's commands.proto,
+// Commands.deduplication_period (a resubmission within the period after the first is a
+// duplicate), bounded by the participant's ledger-api max-deduplication-duration (7 days by
+// default); ledgersim's DedupWindow plays that bound.
 func TestDedupWindow(t *testing.T) {
 	const window = 40 * time.Minute
 	e := newEnvTuned(t, ProfileTestnet, func(c *Config) { c.DedupWindow = window })
