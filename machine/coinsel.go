@@ -54,10 +54,7 @@ func (d *Desk) spendInFlight(party, except string) bool {
 // sorted and without repeats: the inputs of its actions, and of its allocations whose
 // quote or accept still waits for the rest of its prepares (no action made yet).
 func (d *Desk) reservedOf(party string) []string {
-	var out []string
-	for _, x := range d.reservingOf(party) {
-		out = append(out, x.Inputs...)
-	}
+	out := d.reservedByActions(party)
 	for _, h := range d.Held {
 		var als []AllocationRef
 		switch h.Kind {
@@ -112,14 +109,29 @@ func (d *Desk) indexReserving(x *Action, add bool) {
 	}
 }
 
+// reservedByActions returns the inputs of party's live actions (unsorted, maybe repeated).
+func (d *Desk) reservedByActions(party string) []string {
+	var out []string
+	for _, x := range d.reservingOf(party) {
+		out = append(out, x.Inputs...)
+	}
+	return out
+}
+
 // emitCall hands a call to the adapter, a spending prepare with the holdings it must
-// not name, computed now.
+// not name, computed now. While the desk boots, the quotes and accepts still held are
+// being undone (boot), so their allocations' holdings no longer count: a re-issued
+// withdrawal is not refused for funds the restart frees.
 func (a *applier) emitCall(c LedgerCall) {
 	if a.quiet {
 		return
 	}
 	if spends(&c) {
-		c.Reserved = a.d.reservedOf(c.ActAs)
+		if a.booting {
+			c.Reserved = slices.Compact(slices.Sorted(slices.Values(a.d.reservedByActions(c.ActAs))))
+		} else {
+			c.Reserved = a.d.reservedOf(c.ActAs)
+		}
 	}
 	a.out.Calls = append(a.out.Calls, c)
 }

@@ -280,12 +280,16 @@ func (a *applier) call(c LedgerCall, cont *Continuation) {
 func (a *applier) boot() {
 	a.booting = true
 	defer func() { a.booting = false }()
-	// The calls in flight before the restart. They are issued again once the restart has
-	// undone what it undoes (below), so that a spending prepare's reserved holdings
-	// (coinsel.go) no longer count an undone quote's or accept's; the calls the restart
-	// itself makes go out as it makes them, once.
-	inFlight := sortedKeys(a.d.Pending)
-	// A restart is a disconnect (cancel_on_disconnect.go).
+	if !a.quiet {
+		for _, id := range sortedKeys(a.d.Pending) {
+			if c := a.d.Pending[id]; !c.Deferred {
+				a.emitCall(c.Call)
+			}
+		}
+	}
+	a.releaseAllDeferred() // (coinsel.go) none waits behind nothing
+	// A restart is a disconnect (cancel_on_disconnect.go); after the calls in flight are
+	// issued again, so that the cancels it issues go out once.
 	a.dropSockets(sortedKeys(a.d.Sockets))
 	// Requests held before the restart have no client waiting any more. A quote submission
 	// or an accept that was never answered is undone (its client will retry); the wallet
@@ -307,14 +311,6 @@ func (a *applier) boot() {
 			}
 		}
 	}
-	if !a.quiet {
-		for _, id := range inFlight {
-			if c := a.d.Pending[id]; c != nil && !c.Deferred {
-				a.emitCall(c.Call)
-			}
-		}
-	}
-	a.releaseAllDeferred() // (coinsel.go) none waits behind nothing
 	// The keyed requests among them: those undone run anew under their key; those whose
 	// flow carries on keep their record until the flow's answer (idempotency.go).
 	a.idemBoot(undone)
