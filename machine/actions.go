@@ -247,8 +247,12 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 		}
 		if res.Failure == nil {
 			a.lateExecution(cont.Entity, res)
-		} else if res.Failure.Category == LedgerUnknownOutcome {
-			a.retryCallLater(cont) // it may have made an allocation: ask until sure
+		} else if res.Failure.retryable() {
+			// It may have made an allocation: an earlier send's outcome was unknown, or
+			// another send of the same execute is still in flight (one a restart issued
+			// again beside a retry); a failure that says only "not this time" settles
+			// nothing, so ask until the ledger says it ran or that it cannot.
+			a.retryCallLater(cont)
 		}
 		refusal = conflict("the action's flow ended while it executed")
 	case res.Failure == nil:
