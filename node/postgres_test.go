@@ -147,6 +147,7 @@ func TestPostgresHotStandby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built, _ := sb.Checkpoints() // verified by the replay it started from
 	// More records after the standby started: it must apply them as they come.
 	da.Fund(taker, 2)
 	_, before := settleOne(t, a, da, eventsA, maker, taker, false)
@@ -166,6 +167,10 @@ func TestPostgresHotStandby(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	applied := sb.Applied.Load()
+	// It verified the leader's checkpoints as it followed (one every 5 inputs here).
+	if v, m := sb.Checkpoints(); v <= built || m != 0 {
+		t.Fatalf("the standby verified %d checkpoints (%d while it built its state) and found %d differing", v, built, m)
+	}
 
 	eventsB := drive.NewEvents()
 	opts.Sink, opts.Standby, opts.Journals = eventsB, sb, nil

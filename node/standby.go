@@ -25,6 +25,13 @@ import (
 // rebuilds that state from the newest snapshot, as a start would. One that meets any
 // other error (a record it cannot apply) stops following; the take over then recovers
 // from the journals as any start does.
+//
+// It verifies the leader's checkpoints as it follows, as a replay does: at each
+// checkpoint mark it digests its own desk, and when the leader's digest of the same mark
+// comes it compares the two (Checkpoints). A mismatch is a determinism bug: the state a
+// take over would serve (this one, or a replay of the same journal) is not the leader's.
+// The standby counts it and goes on, as a start does; a take over reports the count in
+// Recovery.DigestMismatch, and the operator hears of it before any failover.
 type Standby struct {
 	ledgerLog, deskLog journal.Shared
 
@@ -39,6 +46,7 @@ type Standby struct {
 	desk      *machine.Desk
 	deskSeq   uint64 // the last desk record applied
 	deskRec   Recovery
+	ck        replayCheckpoints // the desk checkpoint being verified
 	failed    error
 
 	opts   Options
@@ -142,6 +150,7 @@ func (s *Standby) buildDesk() error {
 	if err != nil {
 		return err
 	}
+	s.endCheckpoint()
 	s.desk, s.deskRec = desk, drec
 	s.deskSeq = max(drec.SnapshotSeq, 1) + drec.DeskInputs
 	return nil
@@ -215,11 +224,51 @@ func (s *Standby) applyDesk(seq uint64, raw []byte) error {
 	if err != nil {
 		return fmt.Errorf("desk record %d: %w", seq, err)
 	}
+	if err := s.verifyCheckpoint(seq, env.Input); err != nil {
+		return err
+	}
 	machine.ApplyQuiet(s.desk, env)
 	s.deskSeq = seq
 	s.deskRec.DeskInputs++
 	s.deskHead.Store(max(s.deskHead.Load(), seq))
 	return nil
+}
+
+// verifyCheckpoint digests the desk before a checkpoint record and compares the digest
+// with the leader's, counting the verdict in deskRec: an inline Checkpoint carries it, a
+// CheckpointMark's comes later in a CheckpointDigest naming it (a mark before the state
+// this standby started from cannot be verified, and is not). Called before the record is
+// applied (s.mu held); its error is the encoding's.
+func (s *Standby) verifyCheckpoint(seq uint64, in machine.Input) error {
+	var step Step
+	switch cp := in.(type) {
+	case machine.Checkpoint:
+		if err := s.ck.start(&s.deskRec, s.desk, seq); err != nil {
+			return fmt.Errorf("desk record %d: %w", seq, err)
+		}
+		s.ck.want, s.ck.step = cp.Digest, &step
+	case machine.CheckpointMark:
+		if err := s.ck.start(&s.deskRec, s.desk, seq); err != nil {
+			return fmt.Errorf("desk record %d: %w", seq, err)
+		}
+		return nil
+	case machine.CheckpointDigest:
+		if !s.ck.hashing || s.ck.before != cp.Mark || s.ck.step != nil {
+			return nil
+		}
+		s.ck.want, s.ck.step = cp.Digest, &step
+	default:
+		return nil
+	}
+	s.ck.settle(&s.deskRec)
+	return nil
+}
+
+// endCheckpoint drops the checkpoint being verified and stops its digester (s.mu held, or
+// the followers stopped).
+func (s *Standby) endCheckpoint() {
+	s.ck.close()
+	s.ck = replayCheckpoints{}
 }
 
 // Lag is how many records of each journal the standby has not applied yet, as of its
@@ -244,9 +293,18 @@ func (s *Standby) stop() {
 	s.wg.Wait()
 }
 
+// Checkpoints reports the leader's desk checkpoints this standby verified while it
+// built and followed its state, and those whose digest differed from its own.
+func (s *Standby) Checkpoints() (verified, mismatched int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deskRec.Checkpoints, s.deskRec.DigestMismatch
+}
+
 // Close stops following and closes the journals (a standby that is not taken over).
 func (s *Standby) Close() {
 	s.stop()
+	s.endCheckpoint()
 	_ = s.deskLog.Close()
 	_ = s.ledgerLog.Close()
 }
@@ -287,6 +345,7 @@ func (s *Standby) warmLedger(n *Node) (*ledgersim.Ledger, LedgerRecovery, error)
 // warmDesk returns the followed desk caught up with its journal, or nil when the
 // standby stopped following.
 func (s *Standby) warmDesk() (*machine.Desk, Recovery, error) {
+	defer s.endCheckpoint() // the desk goes on in the node, which checkpoints its own way
 	if s.failed != nil {
 		return nil, Recovery{}, nil
 	}

@@ -253,7 +253,22 @@ func (h *haRun) collectors() []prometheus.Collector {
 				}
 				return 0
 			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "desk_ha_follower_checkpoints_verified_total",
+			Help: "The leader's desk checkpoints whose digest the standby's own state matched while it stood by."},
+			func() float64 { v, _ := h.standbyCheckpoints(); return float64(v) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "desk_ha_follower_checkpoint_mismatches_total",
+			Help: "The leader's desk checkpoints whose digest differed from the standby's own state (a determinism bug: a take over would not serve the leader's state)."},
+			func() float64 { _, m := h.standbyCheckpoints(); return float64(m) }),
 	}
+}
+
+// standbyCheckpoints is what the standby verified of the leader's checkpoints (0, 0
+// without a standby).
+func (h *haRun) standbyCheckpoints() (verified, mismatched int) {
+	if sb := h.standby.Load(); sb != nil {
+		return sb.Checkpoints()
+	}
+	return 0, 0
 }
 
 // followerLag is the standby's lag (0 once leading, or without a standby).

@@ -192,7 +192,7 @@ func TestHAStandbyTakesOver(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, m := range []string{"desk_ha_leader 1", "desk_ha_takeover_seconds", "desk_ha_follower_records_total"} {
+	for _, m := range []string{"desk_ha_leader 1", "desk_ha_takeover_seconds", "desk_ha_follower_records_total", "desk_ha_follower_checkpoint_mismatches_total 0", "desk_ha_follower_checkpoints_verified_total"} {
 		if !bytes.Contains(metrics, []byte(m)) {
 			t.Errorf("/metrics lacks %q", m)
 		}

@@ -1,0 +1,70 @@
+package node
+
+import (
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/deskco/rfqdesk/machine"
+	"github.com/deskco/rfqdesk/money"
+)
+
+// TestStandbyVerifiesCheckpoints: a standby digests its desk at a checkpoint mark and
+// compares it with the leader's digest when that comes, and checks an inline checkpoint
+// at once; a mark whose digest names another mark, or a digest of a mark it never met,
+// is not judged; a differing digest counts as a mismatch and the standby goes on.
+func TestStandbyVerifiesCheckpoints(t *testing.T) {
+	cfg := machine.DefaultConfig()
+	cfg.Operator, cfg.FeeParty = "operator::1220aa", "fees::1220bb"
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	desk, err := machine.NewDesk(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Standby{desk: desk}
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	defer s.endCheckpoint()
+	digest := func() string {
+		d, err := s.desk.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hex.EncodeToString(d[:])
+	}
+	apply := func(seq uint64, in machine.Input) {
+		t.Helper()
+		if err := s.verifyCheckpoint(seq, in); err != nil {
+			t.Fatal(err)
+		}
+		// Each input a second later: the desk's clock is part of its state.
+		machine.ApplyQuiet(s.desk, machine.Envelope{Seq: seq, At: start.Add(time.Duration(seq) * time.Second), Input: in})
+	}
+	want := func(verified, mismatched int) {
+		t.Helper()
+		if v, m := s.Checkpoints(); v != verified || m != mismatched {
+			t.Fatalf("checkpoints verified %d, mismatched %d; want %d, %d", v, m, verified, mismatched)
+		}
+	}
+
+	// A mark, inputs after it, then the leader's digest of the state before the mark.
+	before := digest()
+	apply(2, machine.CheckpointMark{})
+	apply(3, machine.Tick{})
+	apply(4, machine.CheckpointDigest{Mark: 2, Digest: before})
+	want(1, 0)
+
+	// A digest naming a mark this standby never met (before the state it started from).
+	apply(5, machine.CheckpointDigest{Mark: 1, Digest: "00"})
+	want(1, 0)
+
+	// The leader's digest differs: a mismatch, and the standby applies on.
+	apply(6, machine.CheckpointMark{})
+	apply(7, machine.CheckpointDigest{Mark: 6, Digest: before})
+	want(1, 1)
+
+	// An inline checkpoint carries its digest.
+	apply(8, machine.Checkpoint{Digest: digest()})
+	want(2, 1)
+	apply(9, machine.Checkpoint{Digest: "ff"})
+	want(2, 2)
+}
