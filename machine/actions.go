@@ -9,6 +9,12 @@ import (
 // Continuation kinds of the action queue.
 const (
 	contExecute ContKind = "execute"
+	// contExecuteAsk is an execute sent to learn whether an earlier attempt ran: its
+	// outcome was unknown, or a restart issued it again while the attempt before the
+	// restart may still be in flight on the ledger. Only the ledger's "it ran" or "it
+	// cannot" settles it for an action whose flow ended; a failure that says only "not
+	// this time" (retryable) does not, since the earlier attempt may still land.
+	contExecuteAsk ContKind = "execute.ask"
 )
 
 // MaxBatch is the largest batch POST /tx/execute takes.
@@ -247,12 +253,10 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 		}
 		if res.Failure == nil {
 			a.lateExecution(cont.Entity, res)
-		} else if res.Failure.retryable() {
-			// It may have made an allocation: an earlier send's outcome was unknown, or
-			// another send of the same execute is still in flight (one a restart issued
-			// again beside a retry); a failure that says only "not this time" settles
-			// nothing, so ask until the ledger says it ran or that it cannot.
-			a.retryCallLater(cont)
+		} else if res.Failure.Category == LedgerUnknownOutcome || cont.Kind == contExecuteAsk && res.Failure.retryable() {
+			// It may have made an allocation: ask until sure (contExecuteAsk). A first
+			// attempt answered "not this time" did not run, and nothing else is in flight.
+			a.retryCallLater(asking(cont))
 		}
 		refusal = conflict("the action's flow ended while it executed")
 	case res.Failure == nil:
@@ -262,6 +266,13 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 		refusal, retry = a.executeFailed(x, res.Failure)
 	}
 	a.settleEntry(cont, refusal, retry)
+}
+
+// asking is cont as an execute sent to learn whether an earlier attempt ran.
+func asking(cont *Continuation) *Continuation {
+	c := *cont
+	c.Kind = contExecuteAsk
+	return &c
 }
 
 // executeFailed decides what a failed execute means for the action and its flow.
@@ -467,7 +478,7 @@ func (a *applier) ledgerResult(res LedgerResult) {
 		a.onboardingCompleted(cont, res)
 	case contPreapproval:
 		// Best effort by design: a failure shows only as funds not arriving.
-	case contExecute:
+	case contExecute, contExecuteAsk:
 		a.executed(cont, res)
 	default:
 		a.flowResult(cont, res)

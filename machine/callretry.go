@@ -4,7 +4,7 @@ import "time"
 
 // DLCallRetry sends again, after callRetryDelay, a ledger call whose continuation stayed in
 // Pending: a cleanup the ledger could not confirm (a cancel refused as unavailable, an
-// execute of a dropped action whose outcome is unknown). While it waits the desk still
+// execute of a dropped action that may have run: contExecuteAsk). While it waits the desk still
 // owns what the call is about, and a restart issues it at once like any pending call.
 const DLCallRetry DeadlineKind = "call.retry"
 
@@ -52,5 +52,5 @@ func (a *applier) askBeforeLeaving(x *Action) {
 	if _, inFlight := a.d.Pending[execCommandID(x)]; inFlight {
 		return
 	}
-	a.sendExecute(x, &Continuation{Kind: contExecute, Entity: x.ID})
+	a.sendExecute(x, &Continuation{Kind: contExecuteAsk, Entity: x.ID})
 }

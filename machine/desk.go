@@ -280,11 +280,14 @@ func (a *applier) call(c LedgerCall, cont *Continuation) {
 func (a *applier) boot() {
 	a.booting = true
 	defer func() { a.booting = false }()
-	if !a.quiet {
-		for _, id := range sortedKeys(a.d.Pending) {
-			if c := a.d.Pending[id]; !c.Deferred {
-				a.emitCall(c.Call)
-			}
+	for _, id := range sortedKeys(a.d.Pending) {
+		c := a.d.Pending[id]
+		if c.Kind == contExecute {
+			// The attempt before the restart may still be in flight on the ledger.
+			c.Kind = contExecuteAsk
+		}
+		if !a.quiet && !c.Deferred {
+			a.emitCall(c.Call)
 		}
 	}
 	a.releaseAllDeferred() // (coinsel.go) none waits behind nothing
