@@ -151,6 +151,9 @@ func (s *Standby) buildDesk() error {
 		return err
 	}
 	s.endCheckpoint()
+	// A rebuild after a prune keeps the verdicts met before it.
+	drec.Checkpoints += s.deskRec.Checkpoints
+	drec.DigestMismatch += s.deskRec.DigestMismatch
 	s.desk, s.deskRec = desk, drec
 	s.deskSeq = max(drec.SnapshotSeq, 1) + drec.DeskInputs
 	return nil
@@ -287,10 +290,11 @@ func (s *Standby) Err() error {
 	return s.failed
 }
 
-// stop ends the following.
+// stop ends the following, and the checkpoint it was verifying.
 func (s *Standby) stop() {
 	s.cancel()
 	s.wg.Wait()
+	s.endCheckpoint()
 }
 
 // Checkpoints reports the leader's desk checkpoints this standby verified while it
@@ -304,7 +308,6 @@ func (s *Standby) Checkpoints() (verified, mismatched int) {
 // Close stops following and closes the journals (a standby that is not taken over).
 func (s *Standby) Close() {
 	s.stop()
-	s.endCheckpoint()
 	_ = s.deskLog.Close()
 	_ = s.ledgerLog.Close()
 }
@@ -345,6 +348,8 @@ func (s *Standby) warmLedger(n *Node) (*ledgersim.Ledger, LedgerRecovery, error)
 // warmDesk returns the followed desk caught up with its journal, or nil when the
 // standby stopped following.
 func (s *Standby) warmDesk() (*machine.Desk, Recovery, error) {
+	s.mu.Lock() // the followers stopped; Checkpoints and Lag may still read
+	defer s.mu.Unlock()
 	defer s.endCheckpoint() // the desk goes on in the node, which checkpoints its own way
 	if s.failed != nil {
 		return nil, Recovery{}, nil

@@ -1,9 +1,13 @@
 package node
 
 import (
+	"context"
 	"encoding/hex"
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/deskco/rfqdesk/journal"
 
 	"github.com/deskco/rfqdesk/machine"
 	"github.com/deskco/rfqdesk/money"
@@ -67,4 +71,29 @@ func TestStandbyVerifiesCheckpoints(t *testing.T) {
 	want(2, 1)
 	apply(9, machine.Checkpoint{Digest: "ff"})
 	want(2, 2)
+}
+
+// TestStandbyRebuildKeepsVerdicts: a rebuild of the desk from the newest snapshot (after
+// the leader pruned what the standby needed next) keeps the checkpoint verdicts met
+// before it, so a mismatch is not forgotten by the take over.
+func TestStandbyRebuildKeepsVerdicts(t *testing.T) {
+	cfg := machine.DefaultConfig()
+	cfg.Operator, cfg.FeeParty = "operator::1220aa", "fees::1220bb"
+	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	rec, err := json.Marshal(genesisRecord{Kind: "desk-genesis", Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := journal.NewMemLog(true)
+	if _, err := m.Append(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	s := &Standby{deskLog: m.Handle(), deskRec: Recovery{Checkpoints: 3, DigestMismatch: 1}}
+	defer s.endCheckpoint()
+	if err := s.buildDesk(); err != nil {
+		t.Fatal(err)
+	}
+	if v, mm := s.Checkpoints(); v != 3 || mm != 1 {
+		t.Fatalf("after a rebuild: %d verified, %d mismatched; want 3, 1", v, mm)
+	}
 }

@@ -40,3 +40,21 @@ func TestReasonsOnUnmetTargets(t *testing.T) {
 		t.Errorf("a met target carries a reason: %q", r.Note)
 	}
 }
+
+// TestReasonsWhenNotTheCPU: a row missed although the CPU would meet the target says so:
+// the in-process lifecycles waited, the closed loop was bound by latency.
+func TestReasonsWhenNotTheCPU(t *testing.T) {
+	s := &suite{res: &Results{Machine: Machine{CPUs: 2}, Benchmarks: map[string][]Bench{"inproc": {
+		{Name: "BenchmarkLifecycle/signatures-only", Metrics: map[string]float64{"cpu-ns/op": 200_000}},
+		{Name: "BenchmarkLifecycle/desk", Metrics: map[string]float64{"cpu-ns/op": 250_000}},
+	}}}}
+	if got, want := s.inProcessReason(), "why: not the CPU (a lifecycle costs 250 µs of CPU, its signatures 200 µs, within the target): the lifecycles waited, for the host or for each other"; got != want {
+		t.Errorf("in process: %q, want %q", got, want)
+	}
+	// Ceiling 1,000/s on 2 cores: 2 ms a trade, the target allows 3.33 ms; 1.5 ms at
+	// 300/s keeps 0.45 of a core busy, 22%.
+	l := &LoadgenResults{Max: LoadPhase{SettledPerS: 300, CPU: &CPUUse{PerUnitMS: 1.5, DeskPerUnitMS: 1}}}
+	if got, want := ceilingReason(l, 1000, 2), "why: not the CPU a trade costs (1.50 ms, within the 3.33 ms the target allows): the cores were 22% busy, so the closed loop waited on latency"; got != want {
+		t.Errorf("ceiling: %q, want %q", got, want)
+	}
+}

@@ -50,7 +50,7 @@ func inviteSigs(n int) float64  { return float64(2*max(n, 1) + 2) }
 // ofCeiling is the max phase's settled trades per second over the ceiling for the run's
 // invite count (issue 23's target: at least 0.6).
 func ofCeiling(g string, l *LoadgenResults, ceiling float64) Row {
-	r := atLeast(g, fmt.Sprintf("settled trades/s ÷ ceiling for %d invited (max phase)", l.Invite), l.Max.SettledPerS/ceiling, "×", 0.6)
+	r := atLeast(g, fmt.Sprintf("settled trades/s ÷ ceiling for %d invited (max phase)", l.Invite), l.Max.SettledPerS/ceiling, "×", ceilingTarget)
 	r.Note = fmt.Sprintf("%.1f settled/s of a ceiling of %.0f/s", l.Max.SettledPerS, ceiling)
 	return r
 }

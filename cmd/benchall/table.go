@@ -129,7 +129,7 @@ func (s *suite) rows() []Row {
 			rows = append(rows, info("in process", "signature floor (4 sign + 4 verify) lifecycles/s", 1e9/floorNs, "/s"))
 		}
 		v, ok := s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor")
-		add(withReason(atLeast("in process", "lifecycle rate / signature floor (the desk's GOGC 200)", v, "×", 0.70), s.inProcessReason()), ok)
+		add(withReason(atLeast("in process", "lifecycle rate / signature floor (the desk's GOGC 200)", v, "×", inProcessTarget), s.inProcessReason()), ok)
 		v, ok = s.metric("inproc", "BenchmarkLifecycle/desk-gogc-100", "of-floor")
 		add(info("in process", "the same at Go's default GOGC 100", v, "×"), ok)
 		v, ok = s.metric("inproc", "BenchmarkLifecycle/desk", "of-floor-cpu")

@@ -254,7 +254,7 @@ func (h *haRun) collectors() []prometheus.Collector {
 				return 0
 			}),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "desk_ha_follower_checkpoints_verified_total",
-			Help: "The leader's desk checkpoints whose digest the standby's own state matched while it stood by."},
+			Help: "The leader's desk checkpoints whose digest the standby's own state matched: those of the replay it started from and those it followed."},
 			func() float64 { v, _ := h.standbyCheckpoints(); return float64(v) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "desk_ha_follower_checkpoint_mismatches_total",
 			Help: "The leader's desk checkpoints whose digest differed from the standby's own state (a determinism bug: a take over would not serve the leader's state)."},
