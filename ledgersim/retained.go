@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash/maphash"
+	"strings"
 	"time"
 )
 
@@ -103,6 +104,7 @@ func (ru *retainedUpdates) sym(s string) uint32 {
 		return i
 	}
 	i := uint32(len(ru.syms))
+	s = strings.Clone(s) // not a part of a decoded record's text, which it would keep
 	ru.syms = append(ru.syms, s)
 	ru.symIdx[s] = i
 	return i
