@@ -65,8 +65,12 @@ type keyIndex struct {
 	over map[string]uint64
 }
 
-func newRetainedUpdates(n int) *retainedUpdates {
+// newRetainedUpdates returns an empty store with room for n updates whose encodings take
+// about dataBytes together (Restore knows both; a new ledger neither).
+func newRetainedUpdates(n, dataBytes int) *retainedUpdates {
 	return &retainedUpdates{
+		slots:     make([]retainedSlot, 0, n),
+		data:      make([]byte, 0, dataBytes),
 		symIdx:    map[string]uint32{},
 		seed:      maphash.MakeSeed(),
 		mask:      ^uint64(0),

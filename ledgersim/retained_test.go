@@ -74,7 +74,7 @@ func writeUpdateFields(w *snapWriter, u *Update) {
 // what runs.
 func TestRetainedUpdatesProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		ru := newRetainedUpdates(0)
+		ru := newRetainedUpdates(0, 0)
 		if rapid.Bool().Draw(t, "collide") {
 			ru.mask = 3
 		}
@@ -200,7 +200,7 @@ func TestRetainedUpdatesCompact(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	ru := newRetainedUpdates(0) // the indexes' growth counts too
+	ru := newRetainedUpdates(0, 0) // the indexes' growth counts too
 	for i := range n {
 		ru.push(&us[i], [32]byte{})
 	}

@@ -554,7 +554,9 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 
 	// Retained updates, oldest first, with the indexes retain kept.
 	n = r.Count()
-	st.updates = newRetainedUpdates(n)
+	// The updates are the snapshot's last section, and their retained encoding is about
+	// as long as the snapshot's (the same 32-byte ids, a party interned).
+	st.updates = newRetainedUpdates(n, r.Left()+r.Left()/8)
 	var arena []string // the update's four lists share one array (retained copies them)
 	for ; n > 0 && r.Err() == nil; n-- {
 		arena = arena[:0]

@@ -119,7 +119,7 @@ func newState(cfg *Config) *state {
 		preapprovals:    map[string]string{},
 		prepared:        map[string]*preparedRec{},
 		tomb:            map[string]struct{}{},
-		updates:         newRetainedUpdates(0),
+		updates:         newRetainedUpdates(0, 0),
 	}
 }
 
