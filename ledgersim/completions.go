@@ -71,9 +71,9 @@ func (l *Ledger) Completions(actAs string, from int64, max int) ([]Completion, e
 	if from < 0 || from > st.offset {
 		return nil, newErr(CategoryInvalid, "completions", "offset %d is outside the ledger (its end is %d)", from, st.offset)
 	}
-	items := st.updRing.items[st.updRing.head:]
-	if len(items) > 0 && from < items[0].u.Offset-1 {
-		return nil, newErr(CategoryNotFound, "completions", "offset %d is pruned: the oldest retained update is at %d", from, items[0].u.Offset)
+	items, first := st.updates.live()
+	if len(items) > 0 && from < items[0].offset-1 {
+		return nil, newErr(CategoryNotFound, "completions", "offset %d is pruned: the oldest retained update is at %d", from, items[0].offset)
 	}
 	if len(items) == 0 && from < st.offset {
 		return nil, newErr(CategoryNotFound, "completions", "offset %d is pruned: no update is retained", from)
@@ -82,13 +82,13 @@ func (l *Ledger) Completions(actAs string, from int64, max int) ([]Completion, e
 		max = MaxCompletionsPage
 	}
 	var out []Completion
-	for i := sort.Search(len(items), func(i int) bool { return items[i].u.Offset > from }); i < len(items) && len(out) < max; i++ {
-		u := &items[i].u
-		if u.ActAs != actAs {
+	for i := sort.Search(len(items), func(i int) bool { return items[i].offset > from }); i < len(items) && len(out) < max; i++ {
+		if st.updates.syms[items[i].actAs] != actAs {
 			continue
 		}
+		u := st.updates.keys(first + uint64(i))
 		out = append(out, Completion{Offset: u.Offset, CommandID: u.CommandID, ActAs: u.ActAs,
-			SubmissionID: submissionID(u), UpdateID: u.UpdateID, RecordTime: u.RecordTime})
+			SubmissionID: submissionID(&u), UpdateID: u.UpdateID, RecordTime: u.RecordTime})
 	}
 	return out, nil
 }
@@ -98,10 +98,10 @@ func (l *Ledger) Completions(actAs string, from int64, max int) ([]Completion, e
 func (l *Ledger) PruningOffset() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if l.st.updRing.len() == 0 {
+	if l.st.updates.len() == 0 {
 		return l.st.offset
 	}
-	return l.st.updRing.peek().u.Offset - 1
+	return l.st.updates.oldest().offset - 1
 }
 
 // DuplicateOf reports whether err refused a command as a duplicate, and the earlier

@@ -6,11 +6,11 @@ package ledgersim
 func (l *Ledger) PreparedResult(preparedID string) (Update, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	rec, ok := l.st.byPrep[preparedID]
+	seq, ok := l.st.updates.byPreparedID(preparedID)
 	if !ok {
 		return Update{}, false
 	}
-	return rec.u.clone(), true
+	return l.st.updates.update(seq), true
 }
 
 // DedupShortened counts the updates this ledger forgot (since it was built or restored)
@@ -28,5 +28,5 @@ func (l *Ledger) DedupShortened() uint64 {
 func (l *Ledger) RetainedUpdates() int {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.st.updRing.len()
+	return l.st.updates.len()
 }

@@ -51,7 +51,7 @@ func TestDedupWindowBoundsRetention(t *testing.T) {
 	retained := func() int {
 		e.l.mu.RLock()
 		defer e.l.mu.RUnlock()
-		return e.l.st.updRing.len()
+		return e.l.st.updates.len()
 	}
 	var sizes []int
 	for minute := range 40 {

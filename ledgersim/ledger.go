@@ -232,8 +232,9 @@ func (l *Ledger) execute(blob []byte, signature []byte) (Update, error) {
 // lookupGone answers for a prepared id that is not live: executed (a duplicate of its
 // command), expired or unknown.
 func (l *Ledger) lookupGone(preparedID string) (Update, error) {
-	if r, ok := l.st.byPrep[preparedID]; ok {
-		return Update{}, duplicate(&r.u)
+	if seq, ok := l.st.updates.byPreparedID(preparedID); ok {
+		u := l.st.updates.update(seq)
+		return Update{}, duplicate(&u)
 	}
 	if _, ok := l.st.tomb[preparedID]; ok {
 		return Update{}, newErr(CategoryExpired, "", "prepared transaction %s expired", preparedID)
@@ -293,8 +294,8 @@ func (l *Ledger) commit(now time.Time, actAs, commandID, preparedID string, kind
 	*t = tx{st: st, u: u, off: st.offset}
 	pl.commit(t)
 	u.UpdateID = st.newUpdateID()
-	kept := st.retain(u)
-	return kept.clone()
+	st.retain(u)
+	return u.clone()
 }
 
 // ---- Submit ----

@@ -171,11 +171,11 @@ func (l *Ledger) Contract(cid string) (Contract, error) {
 func (l *Ledger) Update(updateID string) (Update, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	r := l.st.updates[updateID]
-	if r == nil {
+	seq, ok := l.st.updates.byUpdateID(updateID)
+	if !ok {
 		return Update{}, newErr(CategoryNotFound, "update", "no retained update %q", truncate(updateID))
 	}
-	return r.u.clone(), nil
+	return l.st.updates.update(seq), nil
 }
 
 // CommandResult returns the update a command id of actAs produced, while it is retained.
@@ -384,8 +384,14 @@ func (l *Ledger) CheckInvariants() error {
 	for _, in := range st.instruments {
 		acc.add(instrumentSum(nil, in))
 	}
-	for _, r := range st.updates {
-		acc.add(updateSum(nil, &r.u))
+	slots, first := st.updates.live()
+	for i := range slots {
+		u := st.updates.update(first + uint64(i))
+		sum := updateSum(nil, &u)
+		if sum != slots[i].sum {
+			return fmt.Errorf("retained update %s: its digest contribution is not its content's", truncate(u.UpdateID))
+		}
+		acc.add(sum)
 	}
 	if acc != st.acc {
 		return fmt.Errorf("incremental digest out of step with a recount")

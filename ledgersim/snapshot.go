@@ -137,7 +137,7 @@ func genesisFields(c *Config) []genesisField {
 // encodeSnapshot writes the state; called under the lock.
 func (l *Ledger) encodeSnapshot() ([]byte, error) {
 	st := l.st
-	w := &snapWriter{Encoder: wire.Encoder{B: make([]byte, 0, 4096+len(st.contracts)*200+len(st.updates)*300)}}
+	w := &snapWriter{Encoder: wire.Encoder{B: make([]byte, 0, 4096+len(st.contracts)*200+st.updates.len()*300)}}
 	w.RawStr(snapshotMagic)
 	w.U8(SnapshotVersion)
 
@@ -250,23 +250,10 @@ func (l *Ledger) encodeSnapshot() ([]byte, error) {
 	}
 
 	// Retained updates, oldest first.
-	w.Uvarint(uint64(st.updRing.len()))
-	for _, rec := range st.updRing.items[st.updRing.head:] {
-		u := &rec.u
-		w.cid(u.UpdateID)
-		w.Varint(u.Offset)
-		w.Str(u.CommandID)
-		w.cid(u.PreparedID)
-		w.sym(u.ActAs)
-		w.sym(string(u.Kind))
-		w.Time(u.RecordTime)
-		w.cids(u.Created)
-		w.cids(u.Archived)
-		w.cid(u.Allocation)
-		w.cid(u.TransferInstruction)
-		w.cid(u.Preapproval)
-		w.cids(u.Receipts)
-		w.cids(u.Released)
+	w.Uvarint(uint64(st.updates.len()))
+	slots, _ := st.updates.live()
+	for i := range slots {
+		st.updates.writeSnapshot(w, &slots[i])
 	}
 	if err := w.Err(); err != nil {
 		return nil, fmt.Errorf("encode snapshot: %w", err)
@@ -567,21 +554,22 @@ func (l *Ledger) decodeSnapshot(b []byte) error {
 
 	// Retained updates, oldest first, with the indexes retain kept.
 	n = r.Count()
-	st.updates = make(map[string]*updateRec, n)
-	st.byCommand = make(map[string]*updateRec, n)
-	st.byPrep = make(map[string]*updateRec, n)
+	// The updates are the snapshot's last section, and their retained encoding is about
+	// as long as the snapshot's (the same 32-byte ids, a party interned).
+	st.updates = newRetainedUpdates(n, r.Left()+r.Left()/8)
+	var arena []string // the update's four lists share one array (retained copies them)
 	for ; n > 0 && r.Err() == nil; n-- {
-		arena := make([]string, 0, 8) // the update's four lists share one array
+		arena = arena[:0]
 		u := Update{UpdateID: r.cid(), Offset: r.Varint(), CommandID: r.Str(), PreparedID: r.cid(), ActAs: r.sym(),
 			Kind: CommandKind(r.sym()), RecordTime: r.Time(), Created: r.cids(&arena), Archived: r.cids(&arena),
 			Allocation: r.cid(), TransferInstruction: r.cid(), Preapproval: r.cid(), Receipts: r.cids(&arena), Released: r.cids(&arena)}
 		if r.Err() != nil {
 			break
 		}
-		if _, dup := st.updates[u.UpdateID]; dup {
+		if _, dup := st.updates.byUpdateID(u.UpdateID); dup {
 			return fmt.Errorf("update %s listed twice", truncate(u.UpdateID))
 		}
-		st.index(&updateRec{u: u, sum: updateSum(&st.scratch, &u)})
+		st.index(&u, updateSum(&st.scratch, &u))
 	}
 
 	if r.Err() != nil {

@@ -41,11 +41,6 @@ type preparedRec struct {
 	sum      [32]byte
 }
 
-type updateRec struct {
-	u   Update
-	sum [32]byte
-}
-
 type ownerInst struct{ owner, instrument string }
 type legKey struct {
 	settlement SettlementRef
@@ -79,14 +74,13 @@ type state struct {
 	reservoir       string            // the faucet reservoir's party id
 	added           []InstrumentSpec  // instruments listed after genesis, in catalog order
 
-	prepared  map[string]*preparedRec
-	prepExp   expiryHeap
-	tomb      map[string]struct{}
-	tombRing  fifo
-	updates   map[string]*updateRec
-	updRing   recFIFO               // the retained updates, oldest first
-	byCommand map[string]*updateRec // dedupKey(act-as, command id) → its update
-	byPrep    map[string]*updateRec // prepared id → its update
+	prepared map[string]*preparedRec
+	prepExp  expiryHeap
+	tomb     map[string]struct{}
+	tombRing fifo
+	// updates are the retained updates, oldest first, indexed by update id, change id
+	// (act-as, command id) and prepared id (retained.go).
+	updates *retainedUpdates
 	// dedupShortened counts updates forgotten by count while still within the
 	// deduplication window (not part of the state's digest or snapshot).
 	dedupShortened uint64
@@ -125,9 +119,7 @@ func newState(cfg *Config) *state {
 		preapprovals:    map[string]string{},
 		prepared:        map[string]*preparedRec{},
 		tomb:            map[string]struct{}{},
-		updates:         map[string]*updateRec{},
-		byCommand:       map[string]*updateRec{},
-		byPrep:          map[string]*updateRec{},
+		updates:         newRetainedUpdates(0, 0),
 	}
 }
 
@@ -377,8 +369,8 @@ func (st *state) advance(now time.Time) {
 	}
 	// Updates past the deduplication window (the ring is in record-time order).
 	if w := st.cfg.DedupWindow; w > 0 {
-		for st.updRing.len() > 0 && !now.Before(st.updRing.peek().u.RecordTime.Add(w)) {
-			st.forget(st.updRing.pop())
+		for st.updates.len() > 0 && !now.Before(st.updates.oldest().recordTime().Add(w)) {
+			st.forget()
 		}
 	}
 }
@@ -396,78 +388,40 @@ func (st *state) tombstone(id string) {
 	}
 }
 
-// retain stores an update for Update() and deduplication, forgetting the oldest beyond
-// the limit.
-// The indexes point at the update's record (not its id), so that a command or prepared
-// id resolves with one map lookup and the maps' slots stay small as they grow.
-func (st *state) retain(u *Update) *Update {
-	r := newUpdateRec(u)
-	r.sum = updateSum(&st.scratch, &r.u)
-	st.index(r)
-	for st.updRing.len() > st.cfg.Limits.MaxRetainedUpdates {
-		old := st.updRing.pop()
-		if w := st.cfg.DedupWindow; w > 0 && r.u.RecordTime.Before(old.u.RecordTime.Add(w)) {
+// retain stores a copy of an update for Update() and deduplication, forgetting the
+// oldest beyond the limit.
+func (st *state) retain(u *Update) {
+	st.index(u, updateSum(&st.scratch, u))
+	for st.updates.len() > st.cfg.Limits.MaxRetainedUpdates {
+		old := st.updates.oldest()
+		if w := st.cfg.DedupWindow; w > 0 && u.RecordTime.Before(old.recordTime().Add(w)) {
 			st.dedupShortened++
 		}
-		st.forget(old)
+		st.forget()
 	}
-	return &r.u
 }
 
-// forget drops a retained update from the digest and the indexes; the caller has taken it
-// off the ring.
-func (st *state) forget(old *updateRec) {
-	delete(st.updates, old.u.UpdateID)
+// forget drops the oldest retained update from the digest and the indexes.
+func (st *state) forget() {
+	old := st.updates.pop()
 	st.acc.sub(old.sum)
-	if k := dedupKey(old.u.ActAs, old.u.CommandID); st.byCommand[k] == old {
-		delete(st.byCommand, k)
-	}
-	if old.u.PreparedID != "" {
-		delete(st.byPrep, old.u.PreparedID)
-	}
 }
 
-// newUpdateRec returns a record holding a copy of u, in one allocation with the copy's
-// lists when they are short, as nearly all are (an allocation's update lists four
-// contracts, a three-leg settlement's twelve).
-func newUpdateRec(u *Update) *updateRec {
-	switch n := u.lists(); {
-	case n <= 4:
-		b := &struct {
-			r updateRec
-			a [4]string
-		}{}
-		b.r.u = u.cloneInto(b.a[:0])
-		return &b.r
-	case n <= 12:
-		b := &struct {
-			r updateRec
-			a [12]string
-		}{}
-		b.r.u = u.cloneInto(b.a[:0])
-		return &b.r
-	}
-	return &updateRec{u: u.clone()}
+// index adds a retained update, whose digest contribution is sum, to the digest, the
+// indexes and the ring (retain, Restore).
+func (st *state) index(u *Update, sum [32]byte) {
+	st.acc.add(sum)
+	st.updates.push(u, sum)
 }
 
-// index adds a retained update to the digest, the indexes and the ring (retain, Restore).
-func (st *state) index(r *updateRec) {
-	u := &r.u
-	st.updates[u.UpdateID] = r
-	st.acc.add(r.sum)
-	st.byCommand[dedupKey(u.ActAs, u.CommandID)] = r
-	if u.PreparedID != "" {
-		st.byPrep[u.PreparedID] = r
-	}
-	st.updRing.push(r)
-}
-
+// doneUpdate returns the retained update of actAs's command id, if it took effect.
 func (st *state) doneUpdate(actAs, commandID string) (*Update, bool) {
-	r, ok := st.byCommand[dedupKey(actAs, commandID)]
+	seq, ok := st.updates.byChange(actAs, commandID)
 	if !ok {
 		return nil, false
 	}
-	return &r.u, true
+	u := st.updates.update(seq)
+	return &u, true
 }
 
 // ---- helpers ----
@@ -530,26 +484,6 @@ func (h *expiryHeap) pop() expiry {
 }
 
 func (h expiryHeap) peek() expiry { return h[0] }
-
-// recFIFO is a queue of retained updates, as fifo below.
-type recFIFO struct {
-	items []*updateRec
-	head  int
-}
-
-func (f *recFIFO) push(r *updateRec) { f.items = append(f.items, r) }
-func (f *recFIFO) len() int          { return len(f.items) - f.head }
-func (f *recFIFO) peek() *updateRec  { return f.items[f.head] }
-func (f *recFIFO) pop() *updateRec {
-	r := f.items[f.head]
-	f.items[f.head] = nil
-	f.head++
-	if f.head > 1024 && f.head*2 > len(f.items) {
-		f.items = append([]*updateRec(nil), f.items[f.head:]...)
-		f.head = 0
-	}
-	return r
-}
 
 // fifo is a bounded-use queue of strings.
 type fifo struct {
