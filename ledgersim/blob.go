@@ -366,8 +366,9 @@ type blobScratch struct {
 }
 
 // serialize builds p's blob from the state at prepare (its input contracts live), under
-// the lock: in the ledger's reused buffer, then copied out to one allocation of its
-// exact size with the authentication appended.
+// the lock: its own parts in the ledger's reused buffer, then copied with the ledger's
+// disclosed contracts into one allocation of the blob's exact size, the authentication
+// appended.
 func (l *Ledger) serialize(p *Prepared) []byte {
 	st := l.st
 	k := l.blob
@@ -439,20 +440,24 @@ func (l *Ledger) serialize(p *Prepared) []byte {
 		e.Uvarint(uint64(size))
 		e.B = appendStream(e.B, k.key, "contract ", cid, size)
 	}
-	// Disclosed contracts of the registry.
-	if sec, ok := k.disclosed[kind]; ok {
-		for _, part := range sec {
-			e.B = append(e.B, part...)
-		}
-	} else {
+	// Disclosed contracts of the registry: the ledger's, copied straight into the blob.
+	sec, ok := k.disclosed[kind]
+	if !ok {
 		ds := disclosedFor(kind)
-		e.Uvarint(uint64(len(ds)))
+		sec = [][]byte{binary.AppendUvarint(nil, uint64(len(ds)))}
 		for _, d := range ds {
-			e.B = k.appendDisclosed(e.B, l.cfg.LedgerID, d)
+			sec = append(sec, k.appendDisclosed(nil, l.cfg.LedgerID, d))
 		}
 	}
-	out := make([]byte, len(e.B), len(e.B)+blobMACSize)
-	copy(out, e.B)
+	n := len(e.B)
+	for _, part := range sec {
+		n += len(part)
+	}
+	out := make([]byte, 0, n+blobMACSize)
+	out = append(out, e.B...)
+	for _, part := range sec {
+		out = append(out, part...)
+	}
 	if cap(e.B) > maxKeptScratch {
 		e.B = nil
 	}
