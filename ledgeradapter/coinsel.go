@@ -85,6 +85,11 @@ func (a *Adapter) withInputs(call machine.LedgerCall, cmd ledgersim.Command) (le
 	if !slices.IsSorted(reserved) { // the machine sorts them; a caller that did not is not trusted
 		reserved = slices.Sorted(slices.Values(reserved))
 	}
+	// The ledger's index answers the rule without a copy of the party's holdings; only a
+	// shortfall reads them all, to say what there is.
+	if inputs, ok := a.L.SelectFree(call.ActAs, instrument, amount, reserved, a.L.MaxInputs()); ok {
+		return named(cmd, inputs), inputs, nil
+	}
 	free := a.L.FreeHoldings(call.ActAs, instrument)
 	inputs, sf := SelectInputs(free, reserved, amount, a.L.MaxInputs())
 	if sf != nil {
@@ -96,15 +101,20 @@ func (a *Adapter) withInputs(call machine.LedgerCall, cmd ledgersim.Command) (le
 			}
 		}
 	}
+	return named(cmd, inputs), inputs, sf
+}
+
+// named is a spending command naming inputs as its input holdings.
+func named(cmd ledgersim.Command, inputs []string) ledgersim.Command {
 	switch v := cmd.(type) {
 	case ledgersim.Allocate:
 		v.Inputs = inputs
-		cmd = v
+		return v
 	case ledgersim.Transfer:
 		v.Inputs = inputs
-		cmd = v
+		return v
 	}
-	return cmd, inputs, sf
+	return cmd
 }
 
 // partyLocks serialises the calls of one acting party that name input holdings, so that

@@ -303,3 +303,28 @@ func BenchmarkDigest(b *testing.B) {
 		_ = e.l.Digest()
 	}
 }
+
+// BenchmarkPreparedBlob serializes a send allocation's prepared transaction with one input
+// and opens it, as Prepare and Execute do (the signature and the state change apart).
+func BenchmarkPreparedBlob(b *testing.B) {
+	e := newEnv(b, ProfileTestnet)
+	alice := e.external("alice")
+	e.fund(alice, "USDCx", "100")
+	cmd := named(e.l, alice, Allocate{Settlement: SettlementRef{Executor: e.op, ID: "s-1"}, LegID: "a", Side: SideSend,
+		Instrument: "USDCx", Amount: d("10"), SettleBefore: t0.Add(time.Hour)})
+	p, err := e.l.Prepare(alice, cmd, "c1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := e.l.st.prepared[p.ID]
+	b.ReportAllocs()
+	b.SetBytes(int64(len(p.Blob)))
+	for b.Loop() {
+		e.l.mu.Lock()
+		blob := e.l.serialize(&rec.p)
+		e.l.mu.Unlock()
+		if _, err := e.l.open(blob); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,9 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
+	"math/bits"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/deskco/rfqdesk/internal/wire"
+	"github.com/deskco/rfqdesk/money"
 )
 
 // The serialized prepared transaction (the blob Prepare hands out and Execute takes back).
@@ -86,49 +91,60 @@ func packageID(name string) string {
 	return hex.EncodeToString(s[:])
 }
 
-// Template ids of the contracts a prepared transaction names.
+// Template ids of the contracts a prepared transaction names (made once: a template id
+// is a package id and a qualified name, the same in every blob).
 var (
 	pkgHolding    = packageID("splice-api-token-holding-v1")
 	pkgAllocation = packageID("splice-api-token-allocation-v1")
 	pkgTransfer   = packageID("splice-api-token-transfer-instruction-v1")
 	pkgAmulet     = packageID("splice-amulet")
+
+	tplHolding             = pkgHolding + ":Splice.Api.Token.HoldingV1:Holding"
+	tplAmulet              = pkgAmulet + ":Splice.Amulet:Amulet"
+	tplAllocation          = pkgAllocation + ":Splice.Api.Token.AllocationV1:Allocation"
+	tplTransferInstruction = pkgTransfer + ":Splice.Api.Token.TransferInstructionV1:TransferInstruction"
+	tplPreapproval         = pkgAmulet + ":Splice.AmuletRules:TransferPreapproval"
+	tplAllocationFactory   = pkgAllocation + ":Splice.Api.Token.AllocationInstructionV1:AllocationFactory"
+	tplTransferFactory     = pkgTransfer + ":Splice.Api.Token.TransferInstructionV1:TransferFactory"
+	tplAmuletRules         = pkgAmulet + ":Splice.AmuletRules:AmuletRules"
+	tplOpenRound           = pkgAmulet + ":Splice.Round:OpenMiningRound"
 )
 
 func templateOf(kind ContractKind) string {
 	switch kind {
 	case ContractHolding:
-		return pkgAmulet + ":Splice.Amulet:Amulet"
+		return tplAmulet
 	case ContractAllocation:
-		return pkgAllocation + ":Splice.Api.Token.AllocationV1:Allocation"
+		return tplAllocation
 	case ContractTransferInstruction:
-		return pkgTransfer + ":Splice.Api.Token.TransferInstructionV1:TransferInstruction"
+		return tplTransferInstruction
 	case ContractPreapproval:
-		return pkgAmulet + ":Splice.AmuletRules:TransferPreapproval"
+		return tplPreapproval
 	}
-	return pkgHolding + ":Splice.Api.Token.HoldingV1:Holding"
+	return tplHolding
 }
 
 // rootOf is the template and choice the command exercises at the root of its tree.
 func rootOf(k CommandKind) (template, choice string) {
 	switch k {
 	case KindAllocate:
-		return pkgAllocation + ":Splice.Api.Token.AllocationInstructionV1:AllocationFactory", "AllocationFactory_Allocate"
+		return tplAllocationFactory, "AllocationFactory_Allocate"
 	case KindCancelAllocation:
-		return templateOf(ContractAllocation), "Allocation_Cancel"
+		return tplAllocation, "Allocation_Cancel"
 	case KindWithdrawAllocation:
-		return templateOf(ContractAllocation), "Allocation_Withdraw"
+		return tplAllocation, "Allocation_Withdraw"
 	case KindSettle:
-		return templateOf(ContractAllocation), "Allocation_ExecuteTransfer"
+		return tplAllocation, "Allocation_ExecuteTransfer"
 	case KindTransfer:
-		return pkgTransfer + ":Splice.Api.Token.TransferInstructionV1:TransferFactory", "TransferFactory_Transfer"
+		return tplTransferFactory, "TransferFactory_Transfer"
 	case KindAcceptTransfer:
-		return templateOf(ContractTransferInstruction), "TransferInstruction_Accept"
+		return tplTransferInstruction, "TransferInstruction_Accept"
 	case KindRejectTransfer:
-		return templateOf(ContractTransferInstruction), "TransferInstruction_Reject"
+		return tplTransferInstruction, "TransferInstruction_Reject"
 	case KindWithdrawTransfer:
-		return templateOf(ContractTransferInstruction), "TransferInstruction_Withdraw"
+		return tplTransferInstruction, "TransferInstruction_Withdraw"
 	}
-	return pkgAmulet + ":Splice.AmuletRules:AmuletRules", "AmuletRules_CreateTransferPreapproval"
+	return tplAmuletRules, "AmuletRules_CreateTransferPreapproval"
 }
 
 // disclosure is a registry contract a command's factory or choice needs disclosed: its
@@ -141,8 +157,8 @@ type disclosure struct {
 // Registry contracts disclosed to prepared transactions, as Splice's registry API hands
 // them out.
 var (
-	discRules = disclosure{"amulet-rules", pkgAmulet + ":Splice.AmuletRules:AmuletRules", blobSizeRules}
-	discRound = disclosure{"open-round", pkgAmulet + ":Splice.Round:OpenMiningRound", blobSizeRound}
+	discRules = disclosure{"amulet-rules", tplAmuletRules, blobSizeRules}
+	discRound = disclosure{"open-round", tplOpenRound, blobSizeRound}
 )
 
 // disclosedFor lists the registry contracts a command needs disclosed.
@@ -157,6 +173,10 @@ func disclosedFor(k CommandKind) []disclosure {
 	return []disclosure{discRules}
 }
 
+// preparedKinds are the kinds of command a party prepares.
+var preparedKinds = []CommandKind{KindAllocate, KindCancelAllocation, KindWithdrawAllocation, KindSettle,
+	KindTransfer, KindAcceptTransfer, KindRejectTransfer, KindWithdrawTransfer, KindCreatePreapproval}
+
 // blobKey is the ledger's key authenticating the blobs it serializes: it derives from the
 // seed and the ledger id, so a restarted or replayed ledger accepts the blobs it made
 // before.
@@ -169,16 +189,94 @@ func blobKey(c *Config) []byte {
 	return k[:]
 }
 
-// stream appends n bytes of a SHA-256 stream keyed by key and label: the stand-in for a
-// serialized contract instance.
-func stream(b []byte, key []byte, label string, n int) []byte {
-	var seed [sha256.Size]byte
-	h := sha256.New()
-	h.Write(key)
-	h.Write([]byte(label))
-	h.Sum(seed[:0])
+// blobKit is what a ledger serializes and authenticates its blobs with, all fixed by its
+// configuration and made once (New, Restore): the key, the metadata strings, the
+// disclosed registry contracts (the same bytes in every blob of the ledger: their ids,
+// templates and created-event blobs), and keyed HMACs to reuse. Safe for concurrent use.
+type blobKit struct {
+	key          []byte
+	participant  string
+	synchronizer string
+	// disclosed is each kind's disclosed-contracts section (count and entries), whose
+	// entries the kinds share.
+	disclosed map[CommandKind][][]byte
+	macs      sync.Pool // of *blobMAC
+}
+
+// blobMAC is a keyed HMAC-SHA-256 with its output and open's scratch, reused through
+// blobKit.macs.
+type blobMAC struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
+	buf []byte
+}
+
+// maxKeptScratch bounds a reused blob buffer kept between calls: a larger one (a Settle
+// of many allocations) is let go.
+const maxKeptScratch = 64 << 10
+
+func newBlobKit(c *Config) *blobKit {
+	k := &blobKit{key: blobKey(c), disclosed: map[CommandKind][][]byte{}}
+	k.participant = "participant::" + c.LedgerID
+	syn := sha256.Sum256([]byte("synchronizer " + c.LedgerID))
+	k.synchronizer = "global-domain::1220" + hex.EncodeToString(syn[:])
+	entries := map[disclosure][]byte{}
+	for _, kind := range preparedKinds {
+		ds := disclosedFor(kind)
+		sec := make([][]byte, 0, 1+len(ds))
+		sec = append(sec, binary.AppendUvarint(nil, uint64(len(ds))))
+		for _, d := range ds {
+			ent, ok := entries[d]
+			if !ok {
+				ent = k.appendDisclosed(nil, c.LedgerID, d)
+				entries[d] = ent
+			}
+			sec = append(sec, ent)
+		}
+		k.disclosed[kind] = sec
+	}
+	return k
+}
+
+// appendDisclosed appends a disclosed contract's entry: str cid ‖ str template ‖ bytes
+// created-event blob.
+func (k *blobKit) appendDisclosed(b []byte, ledgerID string, d disclosure) []byte {
+	e := wire.Encoder{B: b}
+	id := sha256.Sum256([]byte(ledgerID + " disclosed " + d.name))
+	e.Uvarint(2 + 2*sha256.Size)
+	e.B = append(e.B, "00"...)
+	e.B = hex.AppendEncode(e.B, id[:])
+	e.Str(d.template)
+	e.Uvarint(uint64(d.size))
+	return appendStream(e.B, k.key, "disclosed ", d.name, d.size)
+}
+
+// mac returns a keyed HMAC, reset; put hands it back.
+func (k *blobKit) mac() *blobMAC {
+	if m, ok := k.macs.Get().(*blobMAC); ok {
+		m.h.Reset()
+		return m
+	}
+	return &blobMAC{h: hmac.New(sha256.New, k.key)}
+}
+
+func (k *blobKit) put(m *blobMAC) {
+	if cap(m.buf) > maxKeptScratch {
+		m.buf = nil
+	}
+	k.macs.Put(m)
+}
+
+// appendStream appends n bytes of a SHA-256 stream keyed by key and the label prefix ‖
+// name: the stand-in for a serialized contract instance. Block i of the stream is
+// SHA-256(seed ‖ u64BE(i)), seed = SHA-256(key ‖ label).
+func appendStream(b []byte, key []byte, prefix, name string, n int) []byte {
+	var lb [128]byte
+	label := append(append(append(lb[:0], key...), prefix...), name...)
 	var blk [sha256.Size + 8]byte
+	seed := sha256.Sum256(label)
 	copy(blk[:], seed[:])
+	b = slices.Grow(b, n)
 	for i := uint64(0); n > 0; i++ {
 		binary.BigEndian.PutUint64(blk[sha256.Size:], i)
 		s := sha256.Sum256(blk[:])
@@ -189,28 +287,28 @@ func stream(b []byte, key []byte, label string, n int) []byte {
 	return b
 }
 
-// contractArgs is the encoding of a live contract's arguments as the blob carries them,
-// with its signatories.
-func (st *state) contractArgs(cid string) (kind ContractKind, args []byte, signatories []string, created int64) {
+// contractArgsTo appends the encoding of a live contract's arguments, as the blob
+// carries them, to e and returns the contract's kind, its signatories and its creation
+// offset; ok is false (nothing appended) for a contract without arguments.
+func (st *state) contractArgsTo(e *wire.Encoder, cid string) (kind ContractKind, sigs [2]string, nsigs int, created int64, ok bool) {
 	c := st.contracts[cid]
 	if c == nil {
-		return "", nil, nil, 0
+		return "", sigs, 0, 0, false
 	}
-	var e wire.Encoder
 	switch {
 	case c.h != nil:
 		h := c.h
 		e.Str(h.Owner)
 		e.Str(h.Instrument)
 		e.Str(h.Admin)
-		e.Str(h.Amount.String())
+		e.B = appendDecStr(e.B, h.Amount)
 		e.Bool(h.Lock != nil)
 		if h.Lock != nil {
 			e.Strs(h.Lock.Holders)
 			e.Time(h.Lock.Expires)
 			e.Str(h.Lock.Context)
 		}
-		return c.kind, e.B, []string{h.Owner, h.Admin}, h.CreatedOffset
+		return c.kind, [2]string{h.Owner, h.Admin}, 2, h.CreatedOffset, true
 	case c.al != nil:
 		a := c.al
 		e.Str(a.Settlement.Executor)
@@ -219,105 +317,158 @@ func (st *state) contractArgs(cid string) (kind ContractKind, args []byte, signa
 		e.Str(a.Owner)
 		e.U8(byte(a.Side))
 		e.Str(a.Instrument)
-		e.Str(a.Amount.String())
+		e.B = appendDecStr(e.B, a.Amount)
 		e.Time(a.AllocateBefore)
 		e.Time(a.SettleBefore)
 		e.Str(a.Locked)
-		return c.kind, e.B, []string{a.Owner, a.Settlement.Executor}, a.CreatedOffset
+		return c.kind, [2]string{a.Owner, a.Settlement.Executor}, 2, a.CreatedOffset, true
 	case c.ti != nil:
 		t := c.ti
 		e.Str(t.Sender)
 		e.Str(t.Receiver)
 		e.Str(t.Instrument)
 		e.Str(t.Admin)
-		e.Str(t.Amount.String())
+		e.B = appendDecStr(e.B, t.Amount)
 		e.Time(t.ExecuteBefore)
 		e.Str(t.Reason)
 		e.Str(t.Locked)
-		return c.kind, e.B, []string{t.Sender, t.Admin}, t.CreatedOffset
+		return c.kind, [2]string{t.Sender, t.Admin}, 2, t.CreatedOffset, true
 	case c.pa != nil:
 		e.Str(c.pa.Receiver)
 		e.Str(c.pa.Provider)
-		return c.kind, e.B, []string{c.pa.Provider}, c.pa.CreatedOffset
+		return c.kind, [2]string{c.pa.Provider}, 1, c.pa.CreatedOffset, true
 	}
-	return c.kind, nil, nil, 0
+	return c.kind, sigs, 0, 0, false
 }
 
-// serialize builds p's blob from the state at prepare (its input contracts live).
+// appendDecStr appends d's minimal plain text (d.String()) as a wire str.
+func appendDecStr(b []byte, d money.Decimal) []byte {
+	var tb [48]byte
+	t := appendDecText(tb[:0], d)
+	b = binary.AppendUvarint(b, uint64(len(t)))
+	return append(b, t...)
+}
+
+// contractKind is the kind of a contract ("" when it is not live).
+func (st *state) contractKind(cid string) ContractKind {
+	if c := st.contracts[cid]; c != nil {
+		return c.kind
+	}
+	return ""
+}
+
+// blobScratch is serialize's reused buffers (under Ledger.mu): the blob is built in body
+// and copied out at its exact size; part holds a length-prefixed part (the header, the
+// command, a contract's arguments) while it is measured.
+type blobScratch struct {
+	body wire.Encoder
+	part encoder
+}
+
+// serialize builds p's blob from the state at prepare (its input contracts live), under
+// the lock: its own parts in the ledger's reused buffer, then copied with the ledger's
+// disclosed contracts into one allocation of the blob's exact size, the authentication
+// appended.
 func (l *Ledger) serialize(p *Prepared) []byte {
 	st := l.st
-	key := l.blobKey
-	e := wire.Encoder{B: make([]byte, 0, l.blobSizeHint(p))}
-	e.RawStr(blobMagic)
+	k := l.blob
+	sc := &l.blobBuf
+	e, pe := &sc.body, &sc.part
+	e.B = append(e.B[:0], blobMagic...)
 	e.U8(blobVersion)
-	var he encoder
-	encodePreparedTo(&he, l.cfg.LedgerID, p)
-	e.Bytes(he.B)
+	pe.B = pe.B[:0]
+	encodePreparedTo(pe, l.cfg.LedgerID, p)
+	e.Bytes(pe.B)
 	e.Bytes(p.Hash[:])
 	// Metadata.
-	e.Str("participant::" + l.cfg.LedgerID)
-	sync := sha256.Sum256([]byte("synchronizer " + l.cfg.LedgerID))
-	e.Str("global-domain::1220" + hex.EncodeToString(sync[:]))
-	uuid := sha256.Sum256([]byte("transaction " + p.ID))
-	e.Str(hex.EncodeToString(uuid[:16]))
+	e.Str(k.participant)
+	e.Str(k.synchronizer)
+	var lb [128]byte
+	uuid := sha256.Sum256(append(append(lb[:0], "transaction "...), p.ID...))
+	e.Uvarint(2 * 16)
+	e.B = hex.AppendEncode(e.B, uuid[:16])
 	e.Time(p.PreparedAt)
 	e.Time(p.ExpiresAt)
 	// Nodes: the root exercise with the command as its argument, then a fetch or a
 	// consuming exercise of every input.
 	kind := p.Command.Kind()
-	var ce encoder
-	p.Command.encode(&ce)
+	pe.B = pe.B[:0]
+	p.Command.encode(pe)
 	e.Uvarint(uint64(1 + len(p.Inputs)))
 	tpl, choice := rootOf(kind)
 	e.U8(nodeExercise)
 	e.Str("0")
 	e.Str(tpl)
 	e.Str(choice)
-	e.Strs([]string{p.ActAs})
-	e.Bytes(ce.B)
+	actAs := [1]string{p.ActAs}
+	e.Strs(actAs[:])
+	e.Bytes(pe.B)
 	for i, cid := range p.Inputs {
-		ck, _, _, _ := st.contractArgs(cid)
 		e.U8(nodeFetch)
-		e.Str(strconv.Itoa(i + 1))
-		e.Str(templateOf(ck))
+		var nb [20]byte
+		n := strconv.AppendInt(nb[:0], int64(i+1), 10)
+		e.Uvarint(uint64(len(n)))
+		e.B = append(e.B, n...)
+		e.Str(templateOf(st.contractKind(cid)))
 		e.Str("Archive")
-		e.Strs([]string{p.ActAs})
-		e.Bytes([]byte(cid))
+		e.Strs(actAs[:])
+		e.Uvarint(uint64(len(cid)) + 1) // the cid as bytes
+		e.B = append(e.B, cid...)
 	}
 	// Input contracts, as full instances.
 	e.Uvarint(uint64(len(p.Inputs)))
 	for _, cid := range p.Inputs {
-		ck, args, sigs, created := st.contractArgs(cid)
+		pe.B = pe.B[:0]
+		ck, sigs, nsigs, created, ok := st.contractArgsTo(&pe.Encoder, cid)
 		e.Str(cid)
 		e.Str(templateOf(ck))
-		e.Strs(sigs)
+		if nsigs == 0 {
+			e.Strs(nil)
+		} else {
+			e.Strs(sigs[:nsigs])
+		}
 		e.Uvarint(uint64(max(created, 0)))
-		e.Bytes(args)
+		if ok {
+			e.Bytes(pe.B)
+		} else {
+			e.Bytes(nil)
+		}
 		size := blobSizeInput
 		if ck != ContractHolding {
 			size = blobSizeReference
 		}
 		e.Uvarint(uint64(size))
-		e.B = stream(e.B, key, "contract "+cid, size)
+		e.B = appendStream(e.B, k.key, "contract ", cid, size)
 	}
-	// Disclosed contracts of the registry.
-	ds := disclosedFor(kind)
-	e.Uvarint(uint64(len(ds)))
-	for _, d := range ds {
-		id := sha256.Sum256([]byte(l.cfg.LedgerID + " disclosed " + d.name))
-		e.Str("00" + hex.EncodeToString(id[:]))
-		e.Str(d.template)
-		e.Uvarint(uint64(d.size))
-		e.B = stream(e.B, key, "disclosed "+d.name, d.size)
+	// Disclosed contracts of the registry: the ledger's, copied straight into the blob.
+	sec, ok := k.disclosed[kind]
+	if !ok {
+		ds := disclosedFor(kind)
+		sec = [][]byte{binary.AppendUvarint(nil, uint64(len(ds)))}
+		for _, d := range ds {
+			sec = append(sec, k.appendDisclosed(nil, l.cfg.LedgerID, d))
+		}
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write(e.B)
-	return mac.Sum(e.B)
-}
-
-// blobSizeHint is about the size of p's blob, for one allocation.
-func (l *Ledger) blobSizeHint(p *Prepared) int {
-	return 1024 + len(p.Inputs)*(blobSizeInput+256) + blobSizeRules + blobSizeRound + blobSizeFactory + 512
+	n := len(e.B)
+	for _, part := range sec {
+		n += len(part)
+	}
+	out := make([]byte, 0, n+blobMACSize)
+	out = append(out, e.B...)
+	for _, part := range sec {
+		out = append(out, part...)
+	}
+	if cap(e.B) > maxKeptScratch {
+		e.B = nil
+	}
+	if cap(pe.B) > maxKeptScratch {
+		pe.B = nil
+	}
+	m := k.mac()
+	m.h.Write(out)
+	out = m.h.Sum(out)
+	k.put(m)
+	return out
 }
 
 // openedBlob is what Execute reads from a blob before it looks the transaction up.
@@ -332,13 +483,30 @@ func preparedIDOf(blob []byte) string {
 	if len(blob) < len(blobMagic)+1 || string(blob[:len(blobMagic)]) != blobMagic {
 		return ""
 	}
-	d := wire.NewDecoder(blob[len(blobMagic)+1:])
-	header := d.Bytes()
-	if d.Err() != nil {
+	rest := blob[len(blobMagic)+1:]
+	header, ok := cutBytes(&rest)
+	if !ok {
 		return ""
 	}
 	id, _ := headerPreparedID(header)
 	return id
+}
+
+// cutBytes reads an internal/wire bytes value (uvarint length+1, 0 for nil, then the
+// bytes) from the front of *b, as wire.Decoder.Bytes reads it (a minimal uvarint, the
+// length within what is left) but without copying, and advances *b past it; ok is false
+// when it is malformed.
+func cutBytes(b *[]byte) (v []byte, ok bool) {
+	n, k := binary.Uvarint(*b)
+	if k <= 0 || k != (bits.Len64(n|1)+6)/7 || (n > 0 && n-1 > uint64(len(*b)-k)) {
+		return nil, false
+	}
+	if n == 0 {
+		*b = (*b)[k:]
+		return nil, true
+	}
+	v, *b = (*b)[k:k+int(n-1)], (*b)[k+int(n-1):]
+	return v, true
 }
 
 // open checks a blob: its layout, its authentication by this ledger's key, and that its
@@ -361,22 +529,23 @@ func (l *Ledger) open(blob []byte) (openedBlob, error) {
 		return bad("layout version %d; this ledger reads version %d", v, blobVersion)
 	}
 	body, tag := blob[:len(blob)-blobMACSize], blob[len(blob)-blobMACSize:]
-	mac := hmac.New(sha256.New, l.blobKey)
-	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil), tag) {
+	m := l.blob.mac()
+	defer l.blob.put(m)
+	m.h.Write(body)
+	if !hmac.Equal(m.h.Sum(m.sum[:0]), tag) {
 		return bad("altered since prepare, or not made by this ledger: its authentication does not verify")
 	}
-	d := wire.NewDecoder(body[len(blobMagic)+1:])
-	header, hash := d.Bytes(), d.Bytes()
-	if d.Err() != nil || len(hash) != 32 {
+	rest := body[len(blobMagic)+1:]
+	header, ok := cutBytes(&rest)
+	hash, ok2 := cutBytes(&rest)
+	if !ok || !ok2 || len(hash) != 32 {
 		return bad("malformed header")
 	}
 	var out openedBlob
 	copy(out.hash[:], hash)
-	var pe encoder
-	pe.B = binary.BigEndian.AppendUint32(pe.B, uint32(PurposePreparedTransaction))
-	pe.Raw(header)
-	if sha256.Sum256(pe.B) != out.hash {
+	m.buf = binary.BigEndian.AppendUint32(m.buf[:0], uint32(PurposePreparedTransaction))
+	m.buf = append(m.buf, header...)
+	if sha256.Sum256(m.buf) != out.hash {
 		return bad("its hash is not the hash of its header")
 	}
 	id, ok := headerPreparedID(header)
@@ -394,7 +563,7 @@ func headerPreparedID(h []byte) (string, bool) {
 		return "", false
 	}
 	h = h[1:]
-	var id string
+	var id []byte
 	for range 2 {
 		if len(h) < 4 {
 			return "", false
@@ -403,7 +572,7 @@ func headerPreparedID(h []byte) (string, bool) {
 		if uint64(len(h)-4) < uint64(n) {
 			return "", false
 		}
-		id, h = string(h[4:4+n]), h[4+n:]
+		id, h = h[4:4+n], h[4+n:]
 	}
-	return id, true
+	return string(id), true
 }

@@ -147,3 +147,42 @@ func TestPreparedBlobAfterReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPreparedBlobCheap: serializing a prepared transaction is one allocation (the blob,
+// at its exact size with room for nothing more), and opening it at execute one (the
+// prepared id it names), however many blobs the ledger made before: the registry
+// contracts' parts are made once per ledger, the buffers and the keyed HMACs reused.
+func TestPreparedBlobCheap(t *testing.T) {
+	e := newEnv(t, ProfileTestnet)
+	_, p := preparedAllocation(t, e, "alice", "c1")
+	rec := e.l.st.prepared[p.ID]
+	if rec == nil {
+		t.Fatal("the prepared transaction is not live")
+	}
+	var blob []byte
+	serialize := func() {
+		e.l.mu.Lock()
+		blob = e.l.serialize(&rec.p)
+		e.l.mu.Unlock()
+	}
+	serialize()
+	if !bytes.Equal(blob, p.Blob) {
+		t.Fatal("serializing again gave other bytes")
+	}
+	if len(blob) != cap(blob) {
+		t.Fatalf("the blob is %d bytes in a buffer of %d", len(blob), cap(blob))
+	}
+	if raceEnabled {
+		t.Skip("allocation counts under the race detector, whose sync.Pool drops entries at random")
+	}
+	if n := testing.AllocsPerRun(50, serialize); n > 1 {
+		t.Errorf("serialize: %.1f allocations, want 1", n)
+	}
+	if n := testing.AllocsPerRun(50, func() {
+		if _, err := e.l.open(p.Blob); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 1 {
+		t.Errorf("open: %.1f allocations, want 1", n)
+	}
+}

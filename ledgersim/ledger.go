@@ -21,8 +21,10 @@ type Ledger struct {
 	// now is the latest time any call stamped (never digested): ledger time never goes
 	// backwards even if the clock does.
 	now time.Time
-	// blobKey authenticates the serialized prepared transactions (blob.go).
-	blobKey []byte
+	// blob serializes and authenticates the prepared transactions (blob.go); blobBuf is
+	// serialize's scratch, under mu.
+	blob    *blobKit
+	blobBuf blobScratch
 	// flying are the executes in flight (inflight.go), under mu.
 	flying flights
 }
@@ -36,7 +38,7 @@ func New(cfg Config) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{cfg: c}
-	l.blobKey = blobKey(&l.cfg)
+	l.blob = newBlobKit(&l.cfg)
 	st := newState(&l.cfg)
 	l.st = st
 	for _, p := range c.Parties {

@@ -389,7 +389,7 @@ func Restore(cfg Config, snapshot []byte) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{cfg: c}
-	l.blobKey = blobKey(&l.cfg)
+	l.blob = newBlobKit(&l.cfg)
 	l.st = newState(&l.cfg)
 	if err := l.decodeSnapshot(snapshot); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
