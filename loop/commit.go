@@ -1,0 +1,63 @@
+package loop
+
+import "github.com/deskco/rfqdesk/journal"
+
+// The loop learns that its inputs are durable from the journal's appends themselves: it
+// keeps each append's Pending, oldest first, and waits in its own select for the oldest
+// one to be done. The journal completes appends in order, so when the oldest is done every
+// later append that is done too can be taken at once, without waiting. One group commit
+// then wakes the loop once, where a goroutine between the two (waiting for each append and
+// passing its sequence number on) cost a wake-up of its own per commit and a second one
+// of the loop.
+
+// awaitAppend keeps p until it is done. The appends not yet seen durable are bounded by
+// Config.QueueSize: past it, the loop waits for the oldest before it takes the next input,
+// as it waited for room in a queue before.
+func (l *Loop) awaitAppend(p *journal.Pending) {
+	if len(l.unsynced) >= l.cfg.QueueSize {
+		<-l.unsynced[0].Done()
+		l.synced()
+	}
+	l.unsynced = append(l.unsynced, p)
+}
+
+// oldestUnsynced is the Done channel of the oldest append not yet seen durable, or nil (a
+// channel that never fires in a select) when there is none.
+func (l *Loop) oldestUnsynced() <-chan struct{} {
+	if len(l.unsynced) == 0 {
+		return nil
+	}
+	return l.unsynced[0].Done()
+}
+
+// synced takes every append that is done, from the oldest on, and releases the outputs
+// of the inputs they made durable. A failed append is logged and dropped: its outputs stay
+// held (the journal's failure is sticky, so no later append becomes durable either).
+func (l *Loop) synced() {
+	var durable uint64
+	n := 0
+	for n < len(l.unsynced) && isDone(l.unsynced[n]) {
+		p := l.unsynced[n]
+		n++
+		if err := p.Err(); err != nil {
+			l.cfg.Logger.Error("journal append failed; outputs stay held", "err", err)
+			continue
+		}
+		_, durable = p.Seqs()
+	}
+	clear(l.unsynced[:n])
+	l.unsynced = append(l.unsynced[:0], l.unsynced[n:]...)
+	if durable > 0 {
+		l.markDurable(durable)
+	}
+}
+
+// isDone reports whether p is done, without waiting.
+func isDone(p *journal.Pending) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
