@@ -67,6 +67,13 @@ type Options struct {
 	// with an fsync (SyncAlways only): how many records it carried and how
 	// long the fsync took. It runs on the writer goroutine and must be quick.
 	OnSync func(records int, took time.Duration)
+	// Before, if set, runs on the writer goroutine after it took a batch and before it
+	// writes it: the batch reaches the file only once Before returned nil, and an error
+	// fails it, and every later append, as a failed write does. The node sets it on the
+	// desk journal to wait until the embedded ledger's journal is durable up to its last
+	// record, so no desk record is ever on disk before the ledger records it refers to
+	// (every one of them was appended before the desk record was).
+	Before func() error
 }
 
 func (o Options) withDefaults() Options {

@@ -36,6 +36,11 @@ func (l *FileLog) run() {
 		l.space = make(chan struct{})
 		l.mu.Unlock()
 
+		if err == nil && len(buf) > 0 && l.opts.Before != nil {
+			if err = l.opts.Before(); err != nil {
+				err = fmt.Errorf("journal: before writing a batch: %w", err)
+			}
+		}
 		if err == nil && len(buf) > 0 {
 			err = l.writeBatch(buf)
 		}

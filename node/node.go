@@ -124,6 +124,9 @@ type Node struct {
 	drawnDeskSeed, drawnLedgerSeed bool
 	keepConfig                     bool // Options.KeepConfig
 	lastLedger                     atomic.Pointer[journal.Pending]
+	// ledgerOrdered is set when the desk journal writes nothing before the ledger
+	// journal's records appended before it are durable (ordered.go).
+	ledgerOrdered bool
 	log                            *slog.Logger
 	observer                       Observer
 	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
@@ -300,7 +303,7 @@ func (n *Node) openLogs(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("open the ledger journal: %w", err)
 	}
-	deskLog, err := journal.OpenDir(filepath.Join(opts.Dir, "desk"), withSyncObserver(jo, opts.Observer, "desk"))
+	deskLog, err := journal.OpenDir(filepath.Join(opts.Dir, "desk"), n.orderAfterLedger(withSyncObserver(jo, opts.Observer, "desk")))
 	if err != nil {
 		_ = ledgerLog.Close()
 		return fmt.Errorf("open the desk journal: %w", err)
@@ -532,6 +535,9 @@ func (d durableLedger) Do(ctx context.Context, call machine.LedgerCall) machine.
 
 func (d durableLedger) do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	res := d.n.Ledger.Do(ctx, call)
+	if d.n.ledgerOrdered {
+		return res // the desk journal writes its record of res only after the ledger's (ordered.go)
+	}
 	if p := d.n.lastLedger.Load(); p != nil {
 		if _, err := p.Wait(ctx); err != nil {
 			d.n.log.Error("ledger journal append failed", "err", err)
