@@ -124,9 +124,6 @@ type Node struct {
 	drawnDeskSeed, drawnLedgerSeed bool
 	keepConfig                     bool // Options.KeepConfig
 	lastLedger                     atomic.Pointer[journal.Pending]
-	// ledgerOrdered is set when the desk journal writes nothing before the ledger
-	// journal's records appended before it are durable (ordered.go).
-	ledgerOrdered bool
 	log                            *slog.Logger
 	observer                       Observer
 	// ledgerSpec is the ledger's genesis, carried by each ledger snapshot; ledgerSnapSeq
@@ -144,6 +141,10 @@ type Node struct {
 	// sweep run at a time.
 	feeSweep *feeSweeper
 	sweepMu  sync.Mutex
+
+	// ledgerOrdered is set when the desk journal writes nothing before the ledger
+	// journal's records appended before it are durable (ordered.go).
+	ledgerOrdered bool
 }
 
 // LedgerSnapshotStats counts ledger snapshots: encoded from the live ledger (every ledger
