@@ -28,17 +28,18 @@ func (l *FileLog) run() {
 			l.mu.Unlock()
 			return
 		}
-		buf, waiters, takeovers := l.pending, l.waiters, l.takeovers
-		l.pending, l.waiters, l.takeovers = l.spareBuf[:0], l.spareWait[:0], nil
+		buf, waiters, takeovers, after := l.pending, l.waiters, l.takeovers, l.after
+		l.pending, l.waiters, l.takeovers, l.after = l.spareBuf[:0], l.spareWait[:0], nil, nil
 		last := l.nextSeq - 1
 		err := l.failed
 		close(l.space)
 		l.space = make(chan struct{})
 		l.mu.Unlock()
 
-		if err == nil && len(buf) > 0 && l.opts.Before != nil {
-			if err = l.opts.Before(); err != nil {
-				err = fmt.Errorf("journal: before writing a batch: %w", err)
+		if err == nil && after != nil {
+			<-after.Done()
+			if err = after.Err(); err != nil {
+				err = fmt.Errorf("journal: a record's prerequisite in another log failed: %w", err)
 			}
 		}
 		if err == nil && len(buf) > 0 {

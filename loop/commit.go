@@ -1,6 +1,11 @@
 package loop
 
-import "github.com/deskco/rfqdesk/journal"
+import (
+	"context"
+
+	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/machine"
+)
 
 // The loop learns that its inputs are durable from the journal's appends themselves: it
 // keeps each append's Pending, oldest first, and waits in its own select for the oldest
@@ -60,4 +65,48 @@ func isDone(p *journal.Pending) bool {
 	default:
 		return false
 	}
+}
+
+// A ledger call's result is an input whose record refers to the ledger's records of the
+// call: it must not be durable before them. A Ledger makes sure by answering only once its
+// records are durable, which costs every call a commit of the ledger's journal and two
+// wake-ups before the loop even sees the result. An OrderedLedger answers at once, with
+// the append that makes its records durable, and the loop journals the result behind it
+// (OrderedJournal): the desk's journal writes the record only once that append is done.
+// The loop applies the result meanwhile; what it causes leaves, as for every input, only
+// once its record is durable, and so the ledger's too.
+
+// OrderedLedger is a Ledger whose calls' records are made durable by an append to a
+// journal of its own. DoOrdered runs a call like Do but returns without waiting for that
+// append, and returns it (nil when the call journaled nothing). The loop uses it only when
+// its Journal is an OrderedJournal.
+type OrderedLedger interface {
+	Ledger
+	DoOrdered(ctx context.Context, call machine.LedgerCall) (machine.LedgerResult, *journal.Pending)
+}
+
+// OrderedJournal is a journal that holds records back until another log's append is done
+// (journal.FileLog.AppendAsyncAfter).
+type OrderedJournal interface {
+	AppendAsyncAfter(after *journal.Pending, records ...[]byte) *journal.Pending
+}
+
+// callLedger runs a ledger call for a worker: ordered when both the ledger and the journal
+// can, with the append the result's record must follow.
+func (l *Loop) callLedger(c machine.LedgerCall) (machine.LedgerResult, *journal.Pending) {
+	if ol, ok := l.cfg.Ledger.(OrderedLedger); ok {
+		if _, ok := l.cfg.Journal.(OrderedJournal); ok {
+			return ol.DoOrdered(context.Background(), c)
+		}
+	}
+	return l.cfg.Ledger.Do(context.Background(), c), nil
+}
+
+// appendRecord journals an input's record, behind after when it is set (callLedger set it
+// only for an OrderedJournal).
+func (l *Loop) appendRecord(rec []byte, after *journal.Pending) *journal.Pending {
+	if after != nil {
+		return l.cfg.Journal.(OrderedJournal).AppendAsyncAfter(after, rec)
+	}
+	return l.cfg.Journal.AppendAsync(rec)
 }

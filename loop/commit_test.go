@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,5 +139,63 @@ func TestFailedAppendHoldsItsOutputs(t *testing.T) {
 	}
 	if err, ok := answered(ack, time.Second); !ok || !errors.Is(err, loop.ErrStopped) {
 		t.Fatalf("the held acknowledgement after the stop: answered %v, err %v (want ErrStopped)", ok, err)
+	}
+}
+
+// orderedLedger is the embedded ledger answering ordered: every call's result comes with
+// gate, the append (of a ledger journal, here the test's) its record must follow.
+type orderedLedger struct {
+	*ledgeradapter.Adapter
+	gate  *journal.Pending
+	calls atomic.Int64
+}
+
+func (o *orderedLedger) DoOrdered(ctx context.Context, call machine.LedgerCall) (machine.LedgerResult, *journal.Pending) {
+	o.calls.Add(1)
+	return o.Do(ctx, call), o.gate
+}
+
+// TestLedgerResultFollowsTheLedgersAppend: with an ordered ledger and a journal that can
+// hold a record back, a ledger call's result is journaled behind the ledger's append, so
+// an answer that waits for the result leaves only once that append is done; with a journal
+// that cannot, the loop calls the ledger's Do, which waits itself.
+func TestLedgerResultFollowsTheLedgersAppend(t *testing.T) {
+	for _, onDisk := range []bool{true, false} {
+		var log journal.Log = journal.NewMemLog(true)
+		if onDisk {
+			fl, err := journal.OpenDir(t.TempDir(), journal.Options{Sync: journal.SyncNone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { fl.Close() })
+			log = fl
+		}
+		gate, open := journal.NewPending(1, 1)
+		var ol *orderedLedger
+		d := startDeskWith(t, drive.Catalog("0.1", "10000"), 25, drive.NewEvents(), func(c *loop.Config) {
+			ol = &orderedLedger{Adapter: c.Ledger.(*ledgeradapter.Adapter), gate: gate}
+			c.Ledger, c.Journal = ol, log
+		})
+		registered := make(chan error, 1)
+		go func() {
+			d.Register("Waits For The Ledger")
+			registered <- nil
+		}()
+		_, early := answered(registered, 100*time.Millisecond)
+		switch {
+		case onDisk && early:
+			t.Fatal("a registration that waits for a ledger call finished before the ledger's append was done")
+		case onDisk && ol.calls.Load() == 0:
+			t.Fatal("the loop did not call the ledger ordered with a journal that can order")
+		case !onDisk && (ol.calls.Load() != 0 || !early):
+			t.Fatalf("with a journal that cannot order: %d ordered calls, registered %v; want none, and registered",
+				ol.calls.Load(), early)
+		}
+		open(nil)
+		if !early {
+			if _, ok := answered(registered, 5*time.Second); !ok {
+				t.Fatal("the registration did not finish once the ledger's append was done")
+			}
+		}
 	}
 }

@@ -102,8 +102,10 @@ type Loop struct {
 	durableTo uint64
 	overflow  []machine.LedgerCall
 	timer     *time.Timer
-	// unsynced are the journal appends not yet seen durable, oldest first (commit.go).
+	// unsynced are the journal appends not yet seen durable, oldest first, and after the
+	// ledger's append the next input's record must follow (commit.go).
 	unsynced []*journal.Pending
+	after    *journal.Pending
 
 	chainMu sync.Mutex
 	chain   [32]byte
@@ -168,7 +170,8 @@ type request struct {
 }
 
 type ledgerDone struct {
-	res machine.LedgerResult
+	res   machine.LedgerResult
+	after *journal.Pending // the ledger's append the result's record must follow (commit.go)
 }
 
 // heldOutputs are the outputs of input seq (and read replies) waiting for durability.
@@ -331,6 +334,7 @@ func (l *Loop) run() {
 				l.apply(r.input, r.reply)
 			}
 		case d := <-l.results:
+			l.after = d.after
 			l.apply(d.res, nil)
 		case <-l.timer.C:
 			l.apply(machine.Tick{}, nil)
@@ -386,6 +390,8 @@ func (l *Loop) apply(in machine.Input, reply chan machine.Reply) {
 }
 
 func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
+	after := l.after
+	l.after = nil
 	seq := l.seq
 	l.seq++
 	env := machine.Envelope{Seq: seq, At: l.now(), Input: in}
@@ -410,7 +416,7 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 		return
 	}
 	if l.cfg.Journal != nil {
-		p := l.cfg.Journal.AppendAsync(rec)
+		p := l.appendRecord(rec, after)
 		if first, _ := p.Seqs(); first != seq {
 			l.cfg.Logger.Error("journal sequence diverged from the loop's", "journal", first, "loop", seq)
 		}
@@ -726,14 +732,14 @@ func (l *Loop) worker() {
 	defer l.workers.Done()
 	for c := range l.calls {
 		start := time.Now()
-		res := l.cfg.Ledger.Do(context.Background(), c)
+		res, after := l.callLedger(c)
 		l.stats.LedgerNanos.Add(uint64(time.Since(start)))
 		l.stats.LedgerCalls.Add(1)
 		if res.Failure != nil {
 			l.stats.LedgerFails.Add(1)
 		}
 		select {
-		case l.results <- ledgerDone{res: res}:
+		case l.results <- ledgerDone{res: res, after: after}:
 		case <-l.done:
 			// The loop stopped; the result is lost, and the call will be issued again
 			// after a restart under the same command id.

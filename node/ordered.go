@@ -2,44 +2,34 @@ package node
 
 import (
 	"context"
+	"time"
 
 	"github.com/deskco/rfqdesk/journal"
+	"github.com/deskco/rfqdesk/loop"
+	"github.com/deskco/rfqdesk/machine"
 )
 
-// A ledger call's result becomes a desk input, and a desk record must never be durable
-// before the ledger records it refers to. A ledger worker used to make sure by waiting,
-// after each call, for the ledger journal's group commit, and only then handing the result
-// to the loop, which journaled it and waited for the desk journal's commit: two commits
-// one after the other, and two more wake-ups, on the path of every ledger call.
+// A desk record must never be durable before the ledger records it refers to. Do keeps
+// that order by answering a ledger call only once the ledger journal's append of the
+// call's records is done: a commit of the ledger journal, and two wake-ups (the ledger's
+// writer wakes the worker, the worker the loop), before the loop sees the result, and then
+// the desk journal's own commit of the result's record, one after the other.
 //
-// With both journals files of this process, the desk journal's writer keeps the order
-// instead: before it writes a batch it waits until the ledger journal is durable up to the
-// last record appended so far. Every ledger record a desk record of the batch refers to
-// was appended before that desk record was (the ledger journals an input under its lock
-// before the call returns, and the result reaches the loop only after), so it is durable
-// before the batch reaches the file. The worker hands the result on at once; the loop
-// applies it while the ledger's commit runs, and holds its outputs, as those of every
-// input, until the desk record is durable, and so the ledger's too. A failed ledger
-// journal fails the desk journal's next batch, and the desk stops answering (it answered
-// the call with an unknown outcome before).
-//
-// Journals served by another backend (Options.Journals, a standby's) keep the worker's
-// wait: their appends are not ordered by this process's writers.
+// DoOrdered answers at once, with that append; when the desk journal is a file of this
+// process (journal.FileLog.AppendAsyncAfter) the loop journals the result's record behind
+// it, so the desk journal's writer writes the batch that holds it only once the ledger's
+// records are durable, and the two commits overlap. The append returned is the ledger
+// journal's last when the call returned, which covers every record the call journaled
+// (the ledger journals under its lock, in apply order, before the call returns). Other
+// desk records do not wait for the ledger's journal at all. Journals of another backend
+// (Options.Journals, a standby's) keep Do: the loop orders only for a journal that can.
 
-// orderAfterLedger returns jo for the desk journal, writing each batch only once the
-// ledger journal is durable up to its last record.
-func (n *Node) orderAfterLedger(jo journal.Options) journal.Options {
-	n.ledgerOrdered = true
-	jo.Before = n.awaitLedger
-	return jo
-}
+var _ loop.OrderedLedger = durableLedger{}
 
-// awaitLedger waits until the ledger journal's last append is durable (its appends
-// complete in order, so every earlier one is too).
-func (n *Node) awaitLedger() error {
-	if p := n.lastLedger.Load(); p != nil {
-		_, err := p.Wait(context.Background())
-		return err
-	}
-	return nil
+// DoOrdered implements loop.OrderedLedger.
+func (d durableLedger) DoOrdered(ctx context.Context, call machine.LedgerCall) (machine.LedgerResult, *journal.Pending) {
+	start := time.Now()
+	res := d.n.Ledger.Do(ctx, call)
+	d.observe(call, res, start)
+	return res, d.n.lastLedger.Load()
 }
