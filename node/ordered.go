@@ -21,8 +21,12 @@ import (
 // records are durable, and the two commits overlap. The append returned is the ledger
 // journal's last when the call returned, which covers every record the call journaled
 // (the ledger journals under its lock, in apply order, before the call returns). Other
-// desk records do not wait for the ledger's journal at all. Journals of another backend
-// (Options.Journals, a standby's) keep Do: the loop orders only for a journal that can.
+// desk records do not wait for the ledger's journal at all. A ledger append that failed
+// fails the desk journal's batch behind it, and with it the desk journal (a failed write is
+// sticky), so the desk stops answering; Do answered the call with an unknown outcome
+// instead, and the desk went on without a ledger journal. Journals of another backend
+// (Options.Journals, a standby's) keep Do: the loop orders only for a journal that can. The
+// observer's ledger call latency then ends when the ledger answered, without the commit.
 
 var _ loop.OrderedLedger = durableLedger{}
 
