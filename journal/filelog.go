@@ -151,6 +151,9 @@ type FileLog struct {
 	// epoch is the epoch written in new segment and snapshot headers (Options.Epoch,
 	// raised by TakeOver).
 	epoch atomic.Uint64
+	// after is the latest append of another log that a queued record must not reach the
+	// file before (AppendAsyncAfter), or nil.
+	after *Pending
 
 	// Owned by the writer goroutine.
 	active     *os.File
@@ -594,7 +597,7 @@ func (l *FileLog) Append(ctx context.Context, records ...[]byte) (uint64, error)
 	if len(records) == 0 {
 		return l.LastSeq(), nil
 	}
-	p, err := l.enqueue(ctx, records)
+	p, err := l.enqueue(ctx, nil, records)
 	if err != nil {
 		return 0, err
 	}
@@ -603,10 +606,22 @@ func (l *FileLog) Append(ctx context.Context, records ...[]byte) (uint64, error)
 
 // AppendAsync implements Log.
 func (l *FileLog) AppendAsync(records ...[]byte) *Pending {
+	return l.AppendAsyncAfter(nil, records...)
+}
+
+// AppendAsyncAfter is AppendAsync for records that must not reach the file before after
+// is done: an append to another log they refer to (the desk's record of a ledger call's
+// result, after the ledger's records of the call). The writer waits for it before it
+// writes the batch that holds them, and if it failed, fails that batch like a failed
+// write (and so every later append). after must belong to one log for the life of this
+// one, and a later append of it must be done no sooner than an earlier one (a log's
+// appends complete in order): of several, the writer waits for the one with the highest
+// sequence numbers. A nil after is AppendAsync.
+func (l *FileLog) AppendAsyncAfter(after *Pending, records ...[]byte) *Pending {
 	if len(records) == 0 {
 		return CompletedPending(nil)
 	}
-	p, err := l.enqueue(context.Background(), records)
+	p, err := l.enqueue(context.Background(), after, records)
 	if err != nil {
 		return CompletedPending(err)
 	}
@@ -614,8 +629,9 @@ func (l *FileLog) AppendAsync(records ...[]byte) *Pending {
 }
 
 // enqueue frames records with their sequence numbers into the writer's
-// queue, waiting while the queue is full.
-func (l *FileLog) enqueue(ctx context.Context, records [][]byte) (*Pending, error) {
+// queue, waiting while the queue is full; after, if set, must be done before
+// they are written (AppendAsyncAfter).
+func (l *FileLog) enqueue(ctx context.Context, after *Pending, records [][]byte) (*Pending, error) {
 	size := 0
 	for i, r := range records {
 		if len(r) > MaxRecordSize {
@@ -648,6 +664,9 @@ func (l *FileLog) enqueue(ctx context.Context, records [][]byte) (*Pending, erro
 	}
 	p := &Pending{first: first, last: l.nextSeq - 1, done: make(chan struct{})}
 	l.waiters = append(l.waiters, p)
+	if after != nil && (l.after == nil || after.last > l.after.last) {
+		l.after = after
+	}
 	l.wake.Signal()
 	l.mu.Unlock()
 	return p, nil

@@ -4,8 +4,17 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 )
+
+// yieldBelow is the number of appends under which the writer, woken from idle, yields once
+// before it takes the batch. At low load a commit woken by one append found one or two
+// records; yielding lets the goroutines already runnable append theirs first, which costs
+// them microseconds and saves a commit, its fsync and its wake-ups (BenchmarkLifecycleAlone
+// in package node: 14.4–14.9 desk fsyncs a lifecycle before, 11.9–12.4 after). A batch of
+// yieldBelow or more is taken at once, as under load.
+const yieldBelow = 4
 
 // run is the writer goroutine: group commit. It takes everything queued
 // while the previous batch was being written, writes it with one write per
@@ -17,6 +26,14 @@ func (l *FileLog) run() {
 		l.mu.Lock()
 		for len(l.pending) == 0 && len(l.takeovers) == 0 && !l.closing {
 			l.wake.Wait()
+			if len(l.waiters) < yieldBelow {
+				// Woken for a small batch: let the goroutines already runnable (the loop
+				// with the next input, a ledger worker with a result) run first, so that
+				// what they append joins this commit instead of waiting for the next.
+				l.mu.Unlock()
+				runtime.Gosched()
+				l.mu.Lock()
+			}
 		}
 		if len(l.pending) == 0 && len(l.takeovers) == 0 {
 			l.stopped = true
@@ -28,14 +45,20 @@ func (l *FileLog) run() {
 			l.mu.Unlock()
 			return
 		}
-		buf, waiters, takeovers := l.pending, l.waiters, l.takeovers
-		l.pending, l.waiters, l.takeovers = l.spareBuf[:0], l.spareWait[:0], nil
+		buf, waiters, takeovers, after := l.pending, l.waiters, l.takeovers, l.after
+		l.pending, l.waiters, l.takeovers, l.after = l.spareBuf[:0], l.spareWait[:0], nil, nil
 		last := l.nextSeq - 1
 		err := l.failed
 		close(l.space)
 		l.space = make(chan struct{})
 		l.mu.Unlock()
 
+		if err == nil && after != nil {
+			<-after.Done()
+			if err = after.Err(); err != nil {
+				err = fmt.Errorf("journal: a record's prerequisite in another log failed: %w", err)
+			}
+		}
 		if err == nil && len(buf) > 0 {
 			err = l.writeBatch(buf)
 		}

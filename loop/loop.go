@@ -90,8 +90,6 @@ type Loop struct {
 	in      chan request
 	results chan ledgerDone
 	calls   chan machine.LedgerCall
-	durable chan uint64
-	pending chan *journal.Pending
 	stop    chan struct{}
 	done    chan struct{}
 	workers sync.WaitGroup
@@ -104,6 +102,10 @@ type Loop struct {
 	durableTo uint64
 	overflow  []machine.LedgerCall
 	timer     *time.Timer
+	// unsynced are the journal appends not yet seen durable, oldest first, and after the
+	// ledger's append the next input's record must follow (commit.go).
+	unsynced []*journal.Pending
+	after    *journal.Pending
 
 	chainMu sync.Mutex
 	chain   [32]byte
@@ -168,7 +170,8 @@ type request struct {
 }
 
 type ledgerDone struct {
-	res machine.LedgerResult
+	res   machine.LedgerResult
+	after *journal.Pending // the ledger's append the result's record must follow (commit.go)
 }
 
 // heldOutputs are the outputs of input seq (and read replies) waiting for durability.
@@ -203,8 +206,6 @@ func New(cfg Config) (*Loop, error) {
 		in:      make(chan request, cfg.QueueSize),
 		results: make(chan ledgerDone, cfg.QueueSize),
 		calls:   make(chan machine.LedgerCall, cfg.QueueSize),
-		durable: make(chan uint64, cfg.QueueSize),
-		pending: make(chan *journal.Pending, cfg.QueueSize),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		waiting: map[uint64]chan machine.Reply{},
@@ -231,9 +232,6 @@ func (l *Loop) Start() {
 	for i := 0; i < l.cfg.Workers; i++ {
 		l.workers.Add(1)
 		go l.worker()
-	}
-	if l.cfg.Journal != nil {
-		go l.watchDurability()
 	}
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
@@ -336,11 +334,12 @@ func (l *Loop) run() {
 				l.apply(r.input, r.reply)
 			}
 		case d := <-l.results:
+			l.after = d.after
 			l.apply(d.res, nil)
 		case <-l.timer.C:
 			l.apply(machine.Tick{}, nil)
-		case seq := <-l.durable:
-			l.markDurable(seq)
+		case <-l.oldestUnsynced():
+			l.synced()
 		case d := <-l.followerDigests():
 			l.followed(d)
 		case <-l.stop:
@@ -354,8 +353,9 @@ func (l *Loop) run() {
 
 // drain waits until every applied input is durable and its outputs left.
 func (l *Loop) drain() {
-	for len(l.held) > 0 && l.cfg.Journal != nil {
-		l.markDurable(<-l.durable)
+	for len(l.held) > 0 && len(l.unsynced) > 0 {
+		<-l.unsynced[0].Done()
+		l.synced()
 	}
 	l.dispatchOverflow()
 	for len(l.overflow) > 0 {
@@ -390,6 +390,8 @@ func (l *Loop) apply(in machine.Input, reply chan machine.Reply) {
 }
 
 func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
+	after := l.after
+	l.after = nil
 	seq := l.seq
 	l.seq++
 	env := machine.Envelope{Seq: seq, At: l.now(), Input: in}
@@ -414,11 +416,11 @@ func (l *Loop) applyWith(in machine.Input, reply, ack chan machine.Reply) {
 		return
 	}
 	if l.cfg.Journal != nil {
-		p := l.cfg.Journal.AppendAsync(rec)
+		p := l.appendRecord(rec, after)
 		if first, _ := p.Seqs(); first != seq {
 			l.cfg.Logger.Error("journal sequence diverged from the loop's", "journal", first, "loop", seq)
 		}
-		l.pending <- p
+		l.awaitAppend(p)
 	}
 	if l.cfg.Chain {
 		l.chainMu.Lock()
@@ -730,39 +732,17 @@ func (l *Loop) worker() {
 	defer l.workers.Done()
 	for c := range l.calls {
 		start := time.Now()
-		res := l.cfg.Ledger.Do(context.Background(), c)
+		res, after := l.callLedger(c)
 		l.stats.LedgerNanos.Add(uint64(time.Since(start)))
 		l.stats.LedgerCalls.Add(1)
 		if res.Failure != nil {
 			l.stats.LedgerFails.Add(1)
 		}
 		select {
-		case l.results <- ledgerDone{res: res}:
+		case l.results <- ledgerDone{res: res, after: after}:
 		case <-l.done:
 			// The loop stopped; the result is lost, and the call will be issued again
 			// after a restart under the same command id.
-		}
-	}
-}
-
-// watchDurability reports, in order, the last sequence number of every append once durable.
-func (l *Loop) watchDurability() {
-	for {
-		select {
-		case p := <-l.pending:
-			<-p.Done()
-			if err := p.Err(); err != nil {
-				l.cfg.Logger.Error("journal append failed; outputs stay held", "err", err)
-				continue
-			}
-			_, last := p.Seqs()
-			select {
-			case l.durable <- last:
-			case <-l.done:
-				return
-			}
-		case <-l.done:
-			return
 		}
 	}
 }

@@ -81,11 +81,13 @@ type Options struct {
 	CheckpointEvery int
 	// Sync is the journals' durability mode (SyncAlways by default).
 	Sync journal.SyncMode
-	// Workers run ledger calls (default DefaultWorkers). Each waits, after its call, for
-	// the ledger journal's group commit that makes the call's records durable, so the
-	// number bounds how many calls one fsync can release: with 8, a desk on a disk whose
-	// fsync takes 5 ms could not finish more than 1,600 ledger calls a second, about 130
-	// trades.
+	// Workers run ledger calls (default DefaultWorkers). With journals of another backend
+	// (PostgreSQL) each waits, after its call, for the ledger journal's group commit that
+	// makes the call's records durable, so the number bounds how many calls one fsync can
+	// release: with 8, a desk on a disk whose fsync takes 5 ms could not finish more than
+	// 1,600 ledger calls a second, about 130 trades. With a desk journal on disk the desk
+	// journal keeps that order instead (ordered.go) and a worker is free once the ledger
+	// answered.
 	Workers int
 	// FaultPlan and Sleep inject ledger faults (simulation).
 	FaultPlan ledgersim.FaultPlan
@@ -520,6 +522,12 @@ type durableLedger struct{ n *Node }
 func (d durableLedger) Do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {
 	start := time.Now()
 	res := d.do(ctx, call)
+	d.observe(call, res, start)
+	return res
+}
+
+// observe reports a ledger call to the observer, if any.
+func (d durableLedger) observe(call machine.LedgerCall, res machine.LedgerResult, start time.Time) {
 	if o := d.n.observer; o != nil {
 		failure := ""
 		if res.Failure != nil {
@@ -527,7 +535,6 @@ func (d durableLedger) Do(ctx context.Context, call machine.LedgerCall) machine.
 		}
 		o.LedgerCall(call.Op, time.Since(start), failure)
 	}
-	return res
 }
 
 func (d durableLedger) do(ctx context.Context, call machine.LedgerCall) machine.LedgerResult {

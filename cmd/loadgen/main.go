@@ -51,6 +51,9 @@ type options struct {
 	fanoutRounds                  int
 	noFloor                       bool
 	noSyscalls                    bool
+	// halfRate, when positive, is the half phase's offered rate instead of half the max
+	// phase's: two desks compared at the same load on a host whose speed moves.
+	halfRate float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -70,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.fanoutRounds, "fanout-rounds", 10, "RFQs inviting every maker (up to 100) for the fan-out measurement; 0 skips it")
 	fs.BoolVar(&o.noFloor, "no-floor", false, "skip the transport floor")
 	fs.BoolVar(&o.noSyscalls, "no-syscalls", false, "do not count the started desk's system calls in the max and half phases (perf stat, else strace -c -f)")
+	fs.Float64Var(&o.halfRate, "half-rate", 0, "lifecycles/s the half phase offers (default: half the max phase's rate), to compare desks at one load")
 	fs.StringVar(&o.deskArgs, "desk-args", "", "more flags for the desk it starts, space-separated (e.g. \"-journal postgres://…\")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -200,7 +204,11 @@ func load(ctx context.Context, o options, stderr io.Writer) (*Results, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if half := res.Max.SettledPerS / 2; half > 0 {
+	half := res.Max.SettledPerS / 2
+	if o.halfRate > 0 {
+		half = o.halfRate
+	}
+	if half > 0 {
 		var counter *syscallCounter
 		if desk != nil && !o.noSyscalls {
 			counter = countSyscalls(desk.cmd.Process.Pid, desk.dir, desk.metricsURL(), stderr)
