@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/deskco/rfqdesk/journal"
-
 	"github.com/deskco/rfqdesk/machine"
-	"github.com/deskco/rfqdesk/money"
 )
 
 // TestStandbyVerifiesCheckpoints: a standby digests its desk at a checkpoint mark and
@@ -18,14 +16,7 @@ import (
 // at once; a mark whose digest names another mark, or a digest of a mark it never met,
 // is not judged; a differing digest counts as a mismatch and the standby goes on.
 func TestStandbyVerifiesCheckpoints(t *testing.T) {
-	cfg := machine.DefaultConfig()
-	cfg.Operator, cfg.FeeParty = "operator::1220aa", "fees::1220bb"
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
-	desk, err := machine.NewDesk(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Standby{desk: desk}
+	s := &Standby{desk: newTestDesk(t, testDeskConfig())}
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	defer s.endCheckpoint()
 	digest := func() string {
@@ -77,9 +68,7 @@ func TestStandbyVerifiesCheckpoints(t *testing.T) {
 // the leader pruned what the standby needed next) keeps the checkpoint verdicts met
 // before it, so a mismatch is not forgotten by the take over.
 func TestStandbyRebuildKeepsVerdicts(t *testing.T) {
-	cfg := machine.DefaultConfig()
-	cfg.Operator, cfg.FeeParty = "operator::1220aa", "fees::1220bb"
-	cfg.FeeTiers = []machine.FeeTier{{MinNotionalUSD: money.Zero, FeeBps: 25}}
+	cfg := testDeskConfig()
 	rec, err := json.Marshal(genesisRecord{Kind: "desk-genesis", Config: &cfg})
 	if err != nil {
 		t.Fatal(err)
