@@ -28,15 +28,9 @@ func ParseTime(s string) (time.Time, error) {
 // WireTime is a timestamp that marshals in the wire form.
 type WireTime time.Time
 
-// MarshalJSON writes the wire form, formatted straight into the one slice it returns
-// (joining FormatTime's string with the quotes made three allocations; payloads carry one
-// or more timestamps in most of a lifecycle's events: docs/performance.md, "The adapter's
-// sent offsets, the wire times and the applier").
+// MarshalJSON writes the wire form.
 func (t WireTime) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(TimeLayout)+2)
-	b = append(b, '"')
-	b = time.Time(t).UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"'), nil
+	return []byte(`"` + FormatTime(time.Time(t)) + `"`), nil
 }
 
 // UnmarshalJSON reads an RFC 3339 timestamp.
