@@ -116,9 +116,27 @@ func NewDesk(cfg Config) (*Desk, error) {
 // is a Reply with an error, and an input that makes no sense for the current state (a stale
 // ledger result, a tick with nothing due) changes nothing.
 func Apply(d *Desk, env Envelope) Outputs {
-	var out Outputs
-	apply(d, env, &out, false)
-	return out
+	f := newApplyFrame(d, env, false)
+	apply(&f.a, env)
+	return f.out
+}
+
+// applyFrame holds an applier and the outputs it collects in one allocation: the applier
+// escapes to the heap (its methods hand it on), and the outputs with it, which made two
+// allocations of every Apply, about 17 inputs a lifecycle (loop BenchmarkLifecycle/desk:
+// with the first appends' room below, 427 allocations a lifecycle became 399;
+// docs/performance.md, "The lifecycle's allocations in the machine and the adapter").
+type applyFrame struct {
+	a   applier
+	out Outputs
+}
+
+// newApplyFrame returns a frame whose applier applies env to d, collecting into the
+// frame's outputs unless quiet.
+func newApplyFrame(d *Desk, env Envelope, quiet bool) *applyFrame {
+	f := new(applyFrame)
+	f.a = applier{d: d, out: &f.out, seq: env.Seq, quiet: quiet}
+	return f
 }
 
 // ApplyQuiet applies an input for a caller that throws the outputs away, such as a replay
@@ -135,16 +153,17 @@ func Apply(d *Desk, env Envelope) Outputs {
 // collects the outputs like Apply (median of 5 interleaved runs, issue 17; the loop and the
 // simulator do not use it: 1.02× and 1.01×, which is the noise). docs/performance.md.
 func ApplyQuiet(d *Desk, env Envelope) time.Time {
-	var out Outputs
-	apply(d, env, &out, true)
-	return out.NextDeadline
+	f := newApplyFrame(d, env, true)
+	apply(&f.a, env)
+	return f.out.NextDeadline
 }
 
-func apply(d *Desk, env Envelope, out *Outputs, quiet bool) {
+// apply applies env with a, an applier of the desk a.d that collects into a.out.
+func apply(a *applier, env Envelope) {
+	d, out := a.d, a.out
 	if env.At.After(d.Now) {
 		d.Now = env.At
 	}
-	a := &applier{d: d, out: out, seq: env.Seq, quiet: quiet}
 	addedBefore := d.Deadlines.Next
 	switch in := env.Input.(type) {
 	case Tick:
@@ -257,6 +276,14 @@ func (a *applier) emit(party, typ string, payload any) {
 	seq, raw := a.sequence(party, typ, payload)
 	if a.quiet {
 		return
+	}
+	if a.out.Events == nil {
+		// Room for three at the first: an input causes one to five events, and growing
+		// from one to three or five took three or four allocations (in loop
+		// BenchmarkLifecycle/desk, counted: 19 allocations a lifecycle for this slice,
+		// 10 now, and fewer bytes; docs/performance.md, "The lifecycle's allocations in
+		// the machine and the adapter").
+		a.out.Events = make([]Event, 0, 3)
 	}
 	a.out.Events = append(a.out.Events, Event{Party: party, Type: typ, Payload: payload, Seq: seq, Raw: raw})
 }
