@@ -291,8 +291,11 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 		e.Uvarint(s.Seq)
 		w := &s.win
 		e.Len(w.len(), !w.present)
+		off := w.headOff
 		for i := range w.len() {
 			r := w.slot(i)
+			payload := w.data[off : off+int(r.n)]
+			off += int(r.n)
 			e.Uvarint(r.seq)
 			e.Time(slotTime(r.sec, r.nsec))
 			e.Str(w.types[r.typ])
@@ -303,7 +306,7 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 				e.Bytes(nil)
 				continue
 			}
-			e.Bytes(w.payload(i))
+			e.Bytes(payload)
 		}
 		e.FlushSome()
 	})

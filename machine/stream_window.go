@@ -13,16 +13,16 @@ import (
 // pointer, a type string and a boxed payload each), a loadgen run's windows were the
 // largest part of the desk's heap, every event some objects that every collection marked.
 //
-// slots[head:] are the retained events; a slot's payload is n bytes at position at of the
-// stream of all payloads appended, of which data[0] is at dataBase. Dropping the oldest
-// events only moves head; the dead prefix is copied away in place once it is as long as
-// the rest (so retaining and dropping in the steady state allocates nothing, and the
-// memory held is at most about twice the retained events').
+// slots[head:] are the retained events, their payloads one after the other in
+// data[headOff:] (slot i's at headOff plus the lengths of those before it). Dropping the
+// oldest events only moves head and headOff; the dead prefix is copied away in place once
+// it is a quarter as long as the rest (so retaining and dropping in the steady state
+// allocates nothing, and the memory held is about 1.25 times the retained events').
 type eventWindow struct {
-	slots    []eventSlot
-	head     int
-	data     []byte
-	dataBase uint64
+	slots   []eventSlot
+	head    int
+	data    []byte
+	headOff int
 	// present mirrors the nil-ness of the slice this replaced (a window emptied by the
 	// bounds is nil; an empty one read from a snapshot is not), which the snapshot keeps.
 	present bool
@@ -34,11 +34,10 @@ type eventWindow struct {
 	enc *json.Encoder
 }
 
-// eventSlot is the fixed part of a retained event.
+// eventSlot is the fixed part of a retained event (32 bytes).
 type eventSlot struct {
 	seq  uint64
-	sec  int64  // when it was emitted: Unix seconds and nanoseconds (UTC)
-	at   uint64 // where its payload starts in the stream of payloads
+	sec  int64 // when it was emitted: Unix seconds and nanoseconds (UTC)
 	nsec int32
 	n    uint32 // the payload's length
 	typ  uint32 // index in types
@@ -49,11 +48,16 @@ type eventSlot struct {
 
 // Compaction thresholds of eventWindow.
 const (
-	// windowMinDead is how many dropped slots wait before the dead prefix is copied away.
-	windowMinDead = 64
+	// windowMinDead is how many dropped slots wait before the dead prefix is copied away,
+	// and windowDeadShare the share of the retained ones (1/windowDeadShare) it reaches
+	// first: each payload is copied about windowDeadShare times while retained (a memmove
+	// of some hundred bytes, against its encoding's microsecond), and the window holds at
+	// most 1+1/windowDeadShare times its retained events' bytes plus the arrays' growth.
+	windowMinDead   = 64
+	windowDeadShare = 4
 	// windowSlack bounds a backing array against its live part after a compaction: one
 	// larger than windowSlack times the live part plus windowSlackBytes is reallocated.
-	windowSlack      = 4
+	windowSlack      = 3
 	windowSlackBytes = 4096
 )
 
@@ -71,12 +75,13 @@ func (w *eventWindow) len() int { return len(w.slots) - w.head }
 // slot returns the i-th retained event's slot (0: the oldest).
 func (w *eventWindow) slot(i int) *eventSlot { return &w.slots[w.head+i] }
 
-// payload returns the i-th retained event's JSON, a view of the window's bytes valid until
-// the window next changes.
-func (w *eventWindow) payload(i int) []byte {
-	s := w.slot(i)
-	off := s.at - w.dataBase
-	return w.data[off : off+uint64(s.n) : off+uint64(s.n)]
+// offset returns where the i-th retained event's payload starts in data.
+func (w *eventWindow) offset(i int) int {
+	off := w.headOff
+	for _, s := range w.slots[w.head : w.head+i] {
+		off += int(s.n)
+	}
+	return off
 }
 
 // time returns when the i-th retained event was emitted.
@@ -120,7 +125,7 @@ func (w *eventWindow) push(seq uint64, at time.Time, typ string, start int, bad 
 	w.present = true
 	w.slots = append(w.slots, eventSlot{
 		seq: seq, sec: at.Unix(), nsec: int32(at.Nanosecond()), typ: w.typeIndex(typ),
-		at: w.dataBase + uint64(start), n: uint32(len(w.data) - start), bad: bad,
+		n: uint32(len(w.data) - start), bad: bad,
 	})
 }
 
@@ -141,7 +146,7 @@ func (w *eventWindow) pushEncoded(seq uint64, at time.Time, typ string, payload 
 	if err != nil {
 		return nil, false
 	}
-	return w.payload(w.len() - 1), true
+	return w.data[start:len(w.data):len(w.data)], true
 }
 
 // pushRaw retains an event with a copy of raw as its payload.
@@ -158,25 +163,25 @@ func (w *eventWindow) reset() {
 
 // dropOldest forgets the k oldest retained events (k < len: dropping all is reset).
 func (w *eventWindow) dropOldest(k int) {
+	w.headOff = w.offset(k)
 	w.head += k
-	if w.head < windowMinDead || w.head < w.len() {
+	if w.head < windowMinDead || windowDeadShare*w.head < w.len() {
 		return
 	}
 	live := w.slots[w.head:]
-	start := live[0].at - w.dataBase
 	if cap(w.slots) > windowSlack*len(live)+windowMinDead {
 		w.slots = append(make([]eventSlot, 0, 2*len(live)), live...)
 	} else {
 		w.slots = w.slots[:copy(w.slots, live)]
 	}
 	w.head = 0
-	rest := w.data[start:]
+	rest := w.data[w.headOff:]
 	if cap(w.data) > windowSlack*len(rest)+windowSlackBytes {
 		w.data = append(make([]byte, 0, 2*len(rest)), rest...)
 	} else {
 		w.data = w.data[:copy(w.data, rest)]
 	}
-	w.dataBase += start
+	w.headOff = 0
 }
 
 // events returns retained events i.. as RetainedEvent values, each payload a
@@ -187,17 +192,16 @@ func (w *eventWindow) events(i int) []RetainedEvent {
 	if n <= 0 {
 		return nil
 	}
-	first, last := w.slot(i), w.slot(w.len()-1)
-	base := first.at
-	buf := append([]byte(nil), w.data[base-w.dataBase:last.at+uint64(last.n)-w.dataBase]...)
+	buf := append([]byte(nil), w.data[w.offset(i):]...)
 	out := make([]RetainedEvent, n)
+	off := 0
 	for j := range out {
 		s := w.slot(i + j)
 		out[j] = RetainedEvent{Seq: s.seq, At: slotTime(s.sec, s.nsec), Type: w.types[s.typ]}
 		if !s.bad {
-			off := s.at - base
-			out[j].Payload = json.RawMessage(buf[off : off+uint64(s.n) : off+uint64(s.n)])
+			out[j].Payload = json.RawMessage(buf[off : off+int(s.n) : off+int(s.n)])
 		}
+		off += int(s.n)
 	}
 	return out
 }
