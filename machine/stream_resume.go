@@ -82,15 +82,20 @@ type PartyStream struct {
 func (s *PartyStream) Len() int { return s.win.len() }
 
 // Retained returns the retained events, oldest first (nil when the window is), each
-// payload a json.RawMessage: a copy, which the window's later changes do not touch.
+// payload a json.RawMessage: a view of bytes the window never changes.
 func (s *PartyStream) Retained() []RetainedEvent {
 	if !s.win.present {
 		return nil
 	}
-	if s.win.len() == 0 {
-		return []RetainedEvent{}
+	out := make([]RetainedEvent, s.win.len())
+	for i := range out {
+		r := s.win.slot(i)
+		out[i] = RetainedEvent{Seq: r.seq, At: slotTime(r.sec, r.nsec), Type: s.win.types[r.typ]}
+		if p := s.win.payload(r); p != nil {
+			out[i].Payload = json.RawMessage(p)
+		}
 	}
-	return s.win.events(0)
+	return out
 }
 
 // MarshalJSON encodes the stream state as the struct of exported fields it replaced did
@@ -127,7 +132,8 @@ func (d *Desk) latestSeq(party string) uint64 {
 // sequence numbers an event to a party and retains it; it returns its number and, when
 // not quiet, the payload's JSON. It runs in Apply and ApplyQuiet alike (the counter and
 // the window are state). The payload is encoded here, once, into the window, and Apply
-// hands a copy of its JSON to the transport (which encoded every event before).
+// hands its JSON to the transport (which encoded every event before): bytes the window
+// never changes.
 func (a *applier) sequence(party, typ string, payload any) (uint64, json.RawMessage) {
 	s := a.d.streamOf(party)
 	s.Seq++
@@ -145,7 +151,7 @@ func (a *applier) sequence(party, typ string, payload any) (uint64, json.RawMess
 	b, ok := s.win.pushEncoded(s.Seq, a.d.Now, typ, payload)
 	var raw json.RawMessage
 	if ok && !a.quiet {
-		raw = append(json.RawMessage(nil), b...)
+		raw = b
 	}
 	a.d.trimStream(s)
 	return s.Seq, raw
@@ -203,11 +209,12 @@ func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 		if in.Since <= latest && in.Since+1 >= oldest {
 			if s != nil {
 				// The payloads as retained, their JSON (RetainedPayload decodes it for a
-				// consumer that wants the value), copied out of the window at once.
-				for _, r := range s.win.events(first + int(in.Since+1-oldest)) {
-					ev := Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq}
-					if raw, ok := r.Payload.(json.RawMessage); ok {
-						ev.Raw = raw
+				// consumer that wants the value): views of bytes the window never changes.
+				for i := first + int(in.Since+1-oldest); i < s.win.len(); i++ {
+					r := s.win.slot(i)
+					ev := Event{Party: p.ID, Socket: in.Socket, Type: s.win.types[r.typ], Seq: r.seq}
+					if raw := s.win.payload(r); raw != nil {
+						ev.Payload, ev.Raw = json.RawMessage(raw), raw
 					}
 					a.out.Events = append(a.out.Events, ev)
 				}
@@ -291,11 +298,8 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 		e.Uvarint(s.Seq)
 		w := &s.win
 		e.Len(w.len(), !w.present)
-		off := w.headOff
 		for i := range w.len() {
 			r := w.slot(i)
-			payload := w.data[off : off+int(r.n)]
-			off += int(r.n)
 			e.Uvarint(r.seq)
 			e.Time(slotTime(r.sec, r.nsec))
 			e.Str(w.types[r.typ])
@@ -306,7 +310,7 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 				e.Bytes(nil)
 				continue
 			}
-			e.Bytes(payload)
+			e.Bytes(w.payload(r))
 		}
 		e.FlushSome()
 	})

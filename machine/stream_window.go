@@ -8,21 +8,26 @@ import (
 
 // eventWindow holds a party's retained stream events (up to stream_retention_events, 5,000
 // by default, for ?since= resume), oldest first, in a form the garbage collector does not
-// have to scan: one slice of fixed-size slots without pointers and one byte slice with every
-// event's payload as its JSON. Kept as RetainedEvent values (a time with its location
-// pointer, a type string and a boxed payload each), a loadgen run's windows were the
-// largest part of the desk's heap, every event some objects that every collection marked.
+// have to scan: one slice of fixed-size slots without pointers, and the payloads' JSON in
+// a few byte chunks. Kept as RetainedEvent values (a time with its location pointer, a type
+// string and a boxed payload each), a loadgen run's windows were the largest part of the
+// desk's heap, every event some objects that every collection marked.
 //
-// slots[head:] are the retained events, their payloads one after the other in
-// data[headOff:] (slot i's at headOff plus the lengths of those before it). Dropping the
-// oldest events only moves head and headOff; the dead prefix is copied away in place once
-// it is a quarter as long as the rest (so retaining and dropping in the steady state
-// allocates nothing, and the memory held is about 1.25 times the retained events').
+// slots[head:] are the retained events. A payload lies whole in one chunk, at off; chunks
+// are only ever appended to, never written below their length, so a payload's bytes never
+// change once written and a view of them (the transport's frame, a resume's replay) needs
+// no copy. A chunk is let go when no retained event's payload lies in it; chunks grow from
+// windowChunkMin to windowChunkMax bytes (a larger payload gets one of its own), so a
+// window holds at most about one chunk more than its retained payloads. Retaining and
+// dropping in the steady state allocates one chunk every windowChunkMax bytes of payload.
 type eventWindow struct {
-	slots   []eventSlot
-	head    int
-	data    []byte
-	headOff int
+	slots []eventSlot
+	head  int
+	// chunks[chunkHead:] hold the retained payloads; eventSlot.chunk counts from chunkBase,
+	// the number of chunks removed from the front of chunks (modulo 2^32).
+	chunks    [][]byte
+	chunkHead int
+	chunkBase uint32
 	// present mirrors the nil-ness of the slice this replaced (a window emptied by the
 	// bounds is nil; an empty one read from a snapshot is not), which the snapshot keeps.
 	present bool
@@ -30,43 +35,61 @@ type eventWindow struct {
 	// fixed set of them; a snapshot adds at most one a retained event. It is cleared with
 	// the window.
 	types []string
-	// enc encodes a payload straight into data (made at the first one).
+	// enc encodes a payload straight into a chunk (made at the first one).
 	enc *json.Encoder
+	// last is where the last payload written went.
+	lastChunk uint32
+	lastOff   uint32
 }
 
-// eventSlot is the fixed part of a retained event (32 bytes).
+// eventSlot is the fixed part of a retained event (40 bytes).
 type eventSlot struct {
-	seq  uint64
-	sec  int64 // when it was emitted: Unix seconds and nanoseconds (UTC)
-	nsec int32
-	n    uint32 // the payload's length
-	typ  uint32 // index in types
+	seq   uint64
+	sec   int64 // when it was emitted: Unix seconds and nanoseconds (UTC)
+	nsec  int32
+	n     uint32 // the payload's length
+	chunk uint32 // the payload's chunk, counted from chunkBase
+	off   uint32 // the payload's start in its chunk
+	typ   uint32 // index in types
 	// bad marks a payload that did not encode (none is kept): a snapshot then fails, as it
 	// did when the value was kept and encoded at the snapshot.
 	bad bool
 }
 
-// Compaction thresholds of eventWindow.
+// Sizes and thresholds of eventWindow.
 const (
-	// windowMinDead is how many dropped slots wait before the dead prefix is copied away,
-	// and windowDeadShare the share of the retained ones (1/windowDeadShare) it reaches
-	// first: each payload is copied about windowDeadShare times while retained (a memmove
-	// of some hundred bytes, against its encoding's microsecond), and the window holds at
-	// most 1+1/windowDeadShare times its retained events' bytes plus the arrays' growth.
-	windowMinDead   = 64
-	windowDeadShare = 4
-	// windowSlack bounds a backing array against its live part after a compaction: one
-	// larger than windowSlack times the live part plus windowSlackBytes is reallocated.
-	windowSlack      = 3
-	windowSlackBytes = 4096
+	// windowChunkMin and windowChunkMax bound a chunk's size: a window's first is the
+	// smaller, each next one twice its predecessor up to the larger.
+	windowChunkMin = 512
+	windowChunkMax = 64 << 10
+	// windowMinDead is how many dropped slots (and dropped chunks) wait before the front of
+	// their slice is copied away in place, once they are as many as the retained ones.
+	windowMinDead = 64
 )
 
-// windowSink appends what the window's encoder writes to the window's payloads.
+// windowSink writes what the window's encoder encodes into the window's chunks.
 type windowSink struct{ w *eventWindow }
 
 func (s windowSink) Write(p []byte) (int, error) {
-	s.w.data = append(s.w.data, p...)
+	s.w.place(p)
 	return len(p), nil
+}
+
+// place appends p whole to the last chunk, or to a new one when it does not fit there,
+// and records where in lastChunk and lastOff.
+func (w *eventWindow) place(p []byte) {
+	last := len(w.chunks) - 1
+	if last < w.chunkHead || cap(w.chunks[last])-len(w.chunks[last]) < len(p) {
+		size := windowChunkMin
+		if last >= w.chunkHead {
+			size = min(2*cap(w.chunks[last]), windowChunkMax)
+		}
+		w.chunks = append(w.chunks, make([]byte, 0, max(size, len(p))))
+		last++
+	}
+	c := &w.chunks[last]
+	w.lastChunk, w.lastOff = w.chunkBase+uint32(last), uint32(len(*c))
+	*c = append(*c, p...)
 }
 
 // len is the number of retained events.
@@ -75,19 +98,14 @@ func (w *eventWindow) len() int { return len(w.slots) - w.head }
 // slot returns the i-th retained event's slot (0: the oldest).
 func (w *eventWindow) slot(i int) *eventSlot { return &w.slots[w.head+i] }
 
-// offset returns where the i-th retained event's payload starts in data.
-func (w *eventWindow) offset(i int) int {
-	off := w.headOff
-	for _, s := range w.slots[w.head : w.head+i] {
-		off += int(s.n)
+// payload returns a slot's JSON: a view of bytes that never change (nil for one that did
+// not encode).
+func (w *eventWindow) payload(s *eventSlot) []byte {
+	if s.bad {
+		return nil
 	}
-	return off
-}
-
-// time returns when the i-th retained event was emitted.
-func (w *eventWindow) time(i int) time.Time {
-	s := w.slot(i)
-	return slotTime(s.sec, s.nsec)
+	c := w.chunks[s.chunk-w.chunkBase]
+	return c[s.off : s.off+s.n : s.off+s.n]
 }
 
 // before reports whether the i-th retained event was emitted before t.
@@ -120,40 +138,37 @@ func (w *eventWindow) typeIndex(typ string) uint32 {
 	return uint32(len(w.types) - 1)
 }
 
-// push retains an event whose payload is the bytes data[start:] (appended by the caller).
-func (w *eventWindow) push(seq uint64, at time.Time, typ string, start int, bad bool) {
+// push retains an event whose payload, n bytes, was placed last (bad: none was).
+func (w *eventWindow) push(seq uint64, at time.Time, typ string, n int, bad bool) {
 	w.present = true
-	w.slots = append(w.slots, eventSlot{
-		seq: seq, sec: at.Unix(), nsec: int32(at.Nanosecond()), typ: w.typeIndex(typ),
-		n: uint32(len(w.data) - start), bad: bad,
-	})
+	s := eventSlot{seq: seq, sec: at.Unix(), nsec: int32(at.Nanosecond()), typ: w.typeIndex(typ), bad: bad}
+	if !bad {
+		s.chunk, s.off, s.n = w.lastChunk, w.lastOff, uint32(n)
+	}
+	w.slots = append(w.slots, s)
 }
 
 // pushEncoded retains an event with its payload encoded into the window; it returns the
-// payload's JSON (a view of the window's bytes) and whether it encoded.
+// payload's JSON (a view of bytes that never change) and whether it encoded.
 func (w *eventWindow) pushEncoded(seq uint64, at time.Time, typ string, payload any) ([]byte, bool) {
 	if w.enc == nil {
 		w.enc = json.NewEncoder(windowSink{w})
 	}
-	start := len(w.data)
-	err := w.enc.Encode(payload) // the bytes of json.Marshal and a newline
-	if err != nil {
-		w.data = w.data[:start]
-	} else {
-		w.data = w.data[:len(w.data)-1]
-	}
-	w.push(seq, at, typ, start, err != nil)
-	if err != nil {
+	// The bytes of json.Marshal and a newline, written at once when the value encodes (the
+	// newline stays in the chunk, outside the payload).
+	if err := w.enc.Encode(payload); err != nil {
+		w.push(seq, at, typ, 0, true)
 		return nil, false
 	}
-	return w.data[start:len(w.data):len(w.data)], true
+	c := w.chunks[w.lastChunk-w.chunkBase]
+	w.push(seq, at, typ, len(c)-int(w.lastOff)-1, false)
+	return w.payload(&w.slots[len(w.slots)-1]), true
 }
 
 // pushRaw retains an event with a copy of raw as its payload.
 func (w *eventWindow) pushRaw(seq uint64, at time.Time, typ string, raw []byte) {
-	start := len(w.data)
-	w.data = append(w.data, raw...)
-	w.push(seq, at, typ, start, false)
+	w.place(raw)
+	w.push(seq, at, typ, len(raw), false)
 }
 
 // reset empties the window and lets its memory go (the nil window).
@@ -161,47 +176,36 @@ func (w *eventWindow) reset() {
 	*w = eventWindow{enc: w.enc} // the encoder writes to w still
 }
 
-// dropOldest forgets the k oldest retained events (k < len: dropping all is reset).
+// dropOldest forgets the k oldest retained events (k < len: dropping all is reset) and
+// the chunks that hold none of the rest's payloads.
 func (w *eventWindow) dropOldest(k int) {
-	w.headOff = w.offset(k)
 	w.head += k
-	if w.head < windowMinDead || windowDeadShare*w.head < w.len() {
-		return
-	}
-	live := w.slots[w.head:]
-	if cap(w.slots) > windowSlack*len(live)+windowMinDead {
-		w.slots = append(make([]eventSlot, 0, 2*len(live)), live...)
-	} else {
-		w.slots = w.slots[:copy(w.slots, live)]
-	}
-	w.head = 0
-	rest := w.data[w.headOff:]
-	if cap(w.data) > windowSlack*len(rest)+windowSlackBytes {
-		w.data = append(make([]byte, 0, 2*len(rest)), rest...)
-	} else {
-		w.data = w.data[:copy(w.data, rest)]
-	}
-	w.headOff = 0
-}
-
-// events returns retained events i.. as RetainedEvent values, each payload a
-// json.RawMessage of one copy of their bytes (nil for one that did not encode), so that
-// they outlive any later change of the window.
-func (w *eventWindow) events(i int) []RetainedEvent {
-	n := w.len() - i
-	if n <= 0 {
-		return nil
-	}
-	buf := append([]byte(nil), w.data[w.offset(i):]...)
-	out := make([]RetainedEvent, n)
-	off := 0
-	for j := range out {
-		s := w.slot(i + j)
-		out[j] = RetainedEvent{Seq: s.seq, At: slotTime(s.sec, s.nsec), Type: w.types[s.typ]}
-		if !s.bad {
-			out[j].Payload = json.RawMessage(buf[off : off+int(s.n) : off+int(s.n)])
+	// The oldest retained payload's chunk: the first before it that holds one (a slot
+	// without a payload names none).
+	keep := len(w.chunks) - 1
+	for i := w.head; i < len(w.slots); i++ {
+		if s := &w.slots[i]; !s.bad {
+			keep = int(s.chunk - w.chunkBase)
+			break
 		}
-		off += int(s.n)
 	}
-	return out
+	for ; w.chunkHead < keep; w.chunkHead++ {
+		w.chunks[w.chunkHead] = nil
+	}
+	if w.chunkHead >= windowMinDead/8 && w.chunkHead >= len(w.chunks)-w.chunkHead {
+		n := copy(w.chunks, w.chunks[w.chunkHead:])
+		clear(w.chunks[n:])
+		w.chunks = w.chunks[:n]
+		w.chunkBase += uint32(w.chunkHead)
+		w.chunkHead = 0
+	}
+	if w.head >= windowMinDead && w.head >= w.len() {
+		live := w.slots[w.head:]
+		if cap(w.slots) > 4*len(live)+windowMinDead { // a lowered bound: let the room go
+			w.slots = append(make([]eventSlot, 0, 2*len(live)), live...)
+		} else {
+			w.slots = w.slots[:copy(w.slots, live)]
+		}
+		w.head = 0
+	}
 }

@@ -96,7 +96,8 @@ func windowPayload(t *rapid.T) any {
 // time passing, bounds raised and lowered, and restarts from the snapshot: the same
 // retained events (number, time, type, payload bytes), the same live range and oldest
 // number for a resume, the same replayed frames, the same snapshot bytes (and the same
-// failure when a payload does not encode), and the same JSON.
+// failure when a payload does not encode), and the same JSON; and no payload's bytes
+// handed out (to the transport, in a replay) change afterwards.
 func TestStreamWindowProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const party = "party::1"
@@ -106,6 +107,10 @@ func TestStreamWindowProperty(t *testing.T) {
 		d := &Desk{Cfg: cfg, Now: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
 		m := &windowModel{}
 		steps := rapid.IntRange(1, 600).Draw(t, "steps")
+		// Every payload handed out (to the transport, in a replay) as a view of the
+		// window's bytes, with the bytes it had: none may change afterwards.
+		type handed struct{ view, bytes []byte }
+		var out []handed
 		types := []string{EvRfqCreated, EvQuoteStatus, EvTradeStep, "x.other"}
 		// Enough events past the bound that the window copies its dropped prefix away
 		// (windowMinDead) several times.
@@ -138,8 +143,19 @@ func TestStreamWindowProperty(t *testing.T) {
 				if !bytes.Equal(raw, want) {
 					t.Fatalf("the transport gets %q, want %q", raw, want)
 				}
+				out = append(out, handed{raw, bytes.Clone(raw)})
+				for _, r := range d.Streams[party].Retained() {
+					if p, ok := r.Payload.(json.RawMessage); ok {
+						out = append(out, handed{p, bytes.Clone(p)})
+					}
+				}
 			}
 			checkWindow(t, d, m, party)
+		}
+		for i, h := range out {
+			if !bytes.Equal(h.view, h.bytes) {
+				t.Fatalf("payload %d handed out as %q became %q", i, h.bytes, h.view)
+			}
 		}
 	})
 }
@@ -241,10 +257,18 @@ func TestStreamWindowCompact(t *testing.T) {
 	if allocs := testing.AllocsPerRun(1000, func() { emit(1) }); allocs != 0 {
 		t.Errorf("%.1f allocations a retained and dropped event, want 0", allocs)
 	}
-	// The dropped events' slots and bytes are let go: at most a quarter as many as the retained.
+	// The dropped events' slots and chunks are let go: at most as many slots as the
+	// retained, and one chunk beside those that hold retained payloads.
 	w := &d.Streams["p"].win
-	if w.head > max(w.len()/windowDeadShare, windowMinDead) || w.headOff > (len(w.data)-w.headOff)/windowDeadShare+windowSlackBytes {
-		t.Errorf("%d dropped slots and %d bytes held beside %d retained events and %d bytes", w.head,
-			w.headOff, w.len(), len(w.data)-w.headOff)
+	held := 0
+	for _, c := range w.chunks[w.chunkHead:] {
+		held += cap(c)
+	}
+	payloads := 0
+	for i := range w.len() {
+		payloads += int(w.slot(i).n) + 1 // and its newline
+	}
+	if w.head > max(w.len(), windowMinDead) || held > payloads+2*windowChunkMax {
+		t.Errorf("%d dropped slots beside %d retained; %d bytes of chunks for %d of payloads", w.head, w.len(), held, payloads)
 	}
 }
