@@ -95,7 +95,7 @@ func BenchmarkStreamResume(b *testing.B) {
 	}
 	apply(machine.SocketClosed{Socket: 1 << 40})
 	window := desk.Streams[maker]
-	if window == nil || len(window.Retained) != resumeEvents {
+	if window == nil || window.Len() != resumeEvents {
 		b.Fatalf("the maker's window holds %v events, want %d", window, resumeEvents)
 	}
 	// The window's memory as a restored desk holds it (each payload its JSON).
@@ -108,8 +108,7 @@ func BenchmarkStreamResume(b *testing.B) {
 		b.Fatal(err)
 	}
 	snap = nil
-	rw := restored.Streams[maker]
-	fromSnapshot := heapOf(func() { rw.Retained = nil })
+	fromSnapshot := heapOf(func() { delete(restored.Streams, maker) })
 	runtime.KeepAlive(restored)
 	_ = taker
 
@@ -151,7 +150,7 @@ func BenchmarkStreamResume(b *testing.B) {
 	_ = hs.Close()
 	stop()
 	// The window's memory as the live desk holds it (the values emitted).
-	live := heapOf(func() { desk.Streams[maker].Retained = nil })
+	live := heapOf(func() { delete(desk.Streams, maker) })
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(ms(lat[len(lat)/2]), "resume-p50-ms")

@@ -68,20 +68,49 @@ type StreamGapPayload struct {
 	Oldest uint64 `json:"oldest"`
 }
 
-// PartyStream is a party's stream counter and retained window.
+// PartyStream is a party's stream counter and retained window. It encodes to JSON as
+// {"seq": Seq, "retained": Retained()} (the latter omitted when empty).
 type PartyStream struct {
 	// Seq is the sequence number of the last event emitted to the party (0: none yet).
-	Seq uint64 `json:"seq"`
-	// Retained are the newest events, oldest first, numbered Seq-len+1..Seq.
-	Retained []RetainedEvent `json:"retained,omitempty"`
+	Seq uint64
+	// win are the newest events, oldest first, numbered Seq-len+1..Seq, each payload as
+	// its JSON, in a form the collector does not scan (stream_window.go).
+	win eventWindow
 }
 
-// RetainedEvent is one event of a party's window: its number, when it was emitted, its
-// type and its payload: its JSON (json.RawMessage) when the desk emitted it live or was
-// restored from a snapshot, or the value it was emitted with in a desk that replayed it
-// quietly (a DTO built afresh, which nothing changes afterwards; it is encoded when a
-// snapshot is taken or a resume sends it). Encoding every event in ApplyQuiet too cost
-// replay a third more allocations (node BenchmarkReplay).
+// Len is the number of events retained in the party's window.
+func (s *PartyStream) Len() int { return s.win.len() }
+
+// Retained returns the retained events, oldest first (nil when the window is), each
+// payload a json.RawMessage: a view of bytes the window never changes.
+func (s *PartyStream) Retained() []RetainedEvent {
+	if !s.win.present {
+		return nil
+	}
+	out := make([]RetainedEvent, s.win.len())
+	for i := range out {
+		r := s.win.slot(i)
+		out[i] = RetainedEvent{Seq: r.seq, At: slotTime(r.sec, r.nsec), Type: s.win.types[r.typ]}
+		if p := s.win.payload(r); p != nil {
+			out[i].Payload = json.RawMessage(p)
+		}
+	}
+	return out
+}
+
+// MarshalJSON encodes the stream state as the struct of exported fields it replaced did
+// (cmd/replay -dump, the tests' comparisons).
+func (s *PartyStream) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Seq      uint64          `json:"seq"`
+		Retained []RetainedEvent `json:"retained,omitempty"`
+	}{s.Seq, s.Retained()})
+}
+
+// RetainedEvent is one event of a party's window as PartyStream.Retained and a resume
+// read it: its number, when it was emitted, its type and its payload's JSON
+// (json.RawMessage; nil for a payload that did not encode). Since the window keeps every
+// payload as its JSON, ApplyQuiet encodes each event too (node BenchmarkReplay).
 type RetainedEvent struct {
 	Seq     uint64    `json:"seq"`
 	At      time.Time `json:"at"`
@@ -102,70 +131,68 @@ func (d *Desk) latestSeq(party string) uint64 {
 
 // sequence numbers an event to a party and retains it; it returns its number and, when
 // not quiet, the payload's JSON. It runs in Apply and ApplyQuiet alike (the counter and
-// the window are state). Apply encodes the payload here, once, for the window and for the
-// transport (which encoded every event before); ApplyQuiet, whose outputs nobody sends,
-// retains the value and leaves its encoding to a snapshot or a resume: both forms encode
-// to the same bytes, so the state (its snapshot, its digest) is the same.
+// the window are state). The payload is encoded here, once, into the window, and Apply
+// hands its JSON to the transport (which encoded every event before): bytes the window
+// never changes.
 func (a *applier) sequence(party, typ string, payload any) (uint64, json.RawMessage) {
 	s := a.d.streamOf(party)
 	s.Seq++
-	var raw json.RawMessage
-	if !a.quiet {
-		if b, err := json.Marshal(payload); err == nil {
-			raw = b
-		}
-	}
 	if a.d.Cfg.StreamRetentionEvents <= 0 {
-		s.Retained = nil
+		s.win.reset()
+		if a.quiet {
+			return s.Seq, nil
+		}
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return s.Seq, nil
+		}
 		return s.Seq, raw
 	}
-	var kept any = payload
-	if raw != nil {
-		kept = raw
+	b, ok := s.win.pushEncoded(s.Seq, a.d.Now, typ, payload)
+	var raw json.RawMessage
+	if ok && !a.quiet {
+		raw = b
 	}
-	s.Retained = append(s.Retained, RetainedEvent{Seq: s.Seq, At: a.d.Now, Type: typ, Payload: kept})
 	a.d.trimStream(s)
 	return s.Seq, raw
 }
 
 // trimStream drops the events beyond the count bound and those older than the time bound.
 func (d *Desk) trimStream(s *PartyStream) {
+	n := s.win.len()
 	drop := 0
-	if over := len(s.Retained) - d.Cfg.StreamRetentionEvents; over > 0 {
+	if over := n - d.Cfg.StreamRetentionEvents; over > 0 {
 		drop = over
 	}
 	cutoff := d.Now.Add(-d.Cfg.StreamRetention)
-	for drop < len(s.Retained) && s.Retained[drop].At.Before(cutoff) {
+	for drop < n && s.win.before(drop, cutoff) {
 		drop++
 	}
-	if drop == 0 {
-		return
+	switch {
+	case drop == 0:
+	case drop == n:
+		s.win.reset()
+	default:
+		s.win.dropOldest(drop)
 	}
-	rest := s.Retained[drop:]
-	if len(rest) == 0 {
-		s.Retained = nil
-		return
-	}
-	if cap(rest) > 2*len(rest)+64 {
-		rest = append([]RetainedEvent(nil), rest...) // let the dropped ones go
-	}
-	s.Retained = rest
 }
 
-// live returns the retained events of s still within both bounds in force at the desk's
-// time (the window is trimmed only when an event is emitted, so older ones, or more than
-// a lowered StreamRetentionEvents, may linger until then) and the oldest sequence number
-// among them, or the party's next one when none is. It only reads the state.
-func (d *Desk) live(s *PartyStream) ([]RetainedEvent, uint64) {
+// live returns the index in s's window of the oldest retained event still within both
+// bounds in force at the desk's time (the window is trimmed only when an event is
+// emitted, so older ones, or more than a lowered StreamRetentionEvents, may linger until
+// then) and its sequence number, or the window's length and the party's next number when
+// none is. It only reads the state.
+func (d *Desk) live(s *PartyStream) (int, uint64) {
 	cutoff := d.Now.Add(-d.Cfg.StreamRetention)
-	i := max(0, len(s.Retained)-max(d.Cfg.StreamRetentionEvents, 0))
-	for i < len(s.Retained) && s.Retained[i].At.Before(cutoff) {
+	n := s.win.len()
+	i := max(0, n-max(d.Cfg.StreamRetentionEvents, 0))
+	for i < n && s.win.before(i, cutoff) {
 		i++
 	}
-	if i == len(s.Retained) {
-		return nil, s.Seq + 1
+	if i == n {
+		return n, s.Seq + 1
 	}
-	return s.Retained[i:], s.Retained[i].Seq
+	return i, s.win.slot(i).seq
 }
 
 // resumeOrSnapshot sends a newly bound socket either the replay of a resume or the
@@ -174,20 +201,23 @@ func (d *Desk) live(s *PartyStream) ([]RetainedEvent, uint64) {
 func (a *applier) resumeOrSnapshot(p *Party, in SocketOpened) {
 	latest := a.d.latestSeq(p.ID)
 	if in.Resume {
-		var window []RetainedEvent
-		oldest := latest + 1
-		if s := a.d.Streams[p.ID]; s != nil {
-			window, oldest = a.d.live(s)
+		s := a.d.Streams[p.ID]
+		first, oldest := 0, latest+1
+		if s != nil {
+			first, oldest = a.d.live(s)
 		}
 		if in.Since <= latest && in.Since+1 >= oldest {
-			for _, r := range window[in.Since+1-oldest:] {
-				// The payload as retained: the value emitted, or its JSON after a restart
-				// (RetainedPayload decodes that for a consumer that wants the value).
-				ev := Event{Party: p.ID, Socket: in.Socket, Type: r.Type, Payload: r.Payload, Seq: r.Seq}
-				if raw, ok := r.Payload.(json.RawMessage); ok {
-					ev.Raw = raw
+			if s != nil {
+				// The payloads as retained, their JSON (RetainedPayload decodes it for a
+				// consumer that wants the value): views of bytes the window never changes.
+				for i := first + int(in.Since+1-oldest); i < s.win.len(); i++ {
+					r := s.win.slot(i)
+					ev := Event{Party: p.ID, Socket: in.Socket, Type: s.win.types[r.typ], Seq: r.seq}
+					if raw := s.win.payload(r); raw != nil {
+						ev.Payload, ev.Raw = json.RawMessage(raw), raw
+					}
+					a.out.Events = append(a.out.Events, ev)
 				}
-				a.out.Events = append(a.out.Events, ev)
 			}
 			a.out.Events = append(a.out.Events, Event{Party: p.ID, Socket: in.Socket, Type: EvStreamResumed,
 				Payload: StreamResumedPayload{From: in.Since + 1, To: latest}})
@@ -266,16 +296,22 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 	var failed error
 	writePtrMap(e, streams, func(e *encoder, s *PartyStream) {
 		e.Uvarint(s.Seq)
-		writeSlice(e, s.Retained, func(e *encoder, r *RetainedEvent) {
-			e.Uvarint(r.Seq)
-			e.Time(r.At)
-			e.Str(r.Type)
-			raw, err := json.Marshal(r.Payload)
-			if err != nil && failed == nil {
-				failed = fmt.Errorf("retained %s event %d: %w", r.Type, r.Seq, err)
+		w := &s.win
+		e.Len(w.len(), !w.present)
+		for i := range w.len() {
+			r := w.slot(i)
+			e.Uvarint(r.seq)
+			e.Time(slotTime(r.sec, r.nsec))
+			e.Str(w.types[r.typ])
+			if r.bad {
+				if failed == nil {
+					failed = fmt.Errorf("retained %s event %d: its payload did not encode", w.types[r.typ], r.seq)
+				}
+				e.Bytes(nil)
+				continue
 			}
-			e.Bytes(raw)
-		})
+			e.Bytes(w.payload(r))
+		}
 		e.FlushSome()
 	})
 	return failed
@@ -285,9 +321,23 @@ func writeStreamsSection(e *encoder, streams map[string]*PartyStream) error {
 func readStreamsSection(dec *decoder) map[string]*PartyStream {
 	return readMap(dec, (*decoder).Str, func(dec *decoder) *PartyStream {
 		s := &PartyStream{Seq: dec.Uvarint()}
-		s.Retained = readSlice(dec, func(dec *decoder) RetainedEvent {
-			return RetainedEvent{Seq: dec.Uvarint(), At: dec.Time(), Type: dec.Str(), Payload: json.RawMessage(dec.Bytes())}
-		})
+		n, isNil := dec.Len()
+		if isNil {
+			return s
+		}
+		w := &s.win
+		w.present = true
+		w.slots = make([]eventSlot, 0, n)
+		for range n {
+			seq, at, typ, raw := dec.Uvarint(), dec.Time(), dec.Str(), dec.Bytes()
+			if dec.Err() != nil {
+				break
+			}
+			if raw == nil {
+				raw = []byte("null") // what the JSON of a nil json.RawMessage was
+			}
+			w.pushRaw(seq, at, typ, raw)
+		}
 		return s
 	})
 }

@@ -161,7 +161,7 @@ func TestStreamResumeAcrossReplay(t *testing.T) {
 	h.live(alpha, r.RfqID, "60000")
 	h.advance(2 * time.Minute) // the RFQ and the quote expire
 	live := h.d.Streams[alpha.id]
-	if live == nil || live.Seq < 4 || len(live.Retained) != int(live.Seq) {
+	if live == nil || live.Seq < 4 || live.Len() != int(live.Seq) {
 		t.Fatalf("live stream state %+v", live)
 	}
 	d, err := NewDesk(testConfig())
@@ -199,7 +199,7 @@ func TestStreamRetentionBounds(t *testing.T) {
 		h.newRFQ(houseTaker, Sell, "1", 600, alpha)
 	}
 	s := h.d.Streams[alpha.id]
-	if s.Seq != 5 || len(s.Retained) != 3 || s.Retained[0].Seq != 3 {
+	if s.Seq != 5 || s.Len() != 3 || s.Retained()[0].Seq != 3 {
 		t.Fatalf("count bound: %+v", s)
 	}
 	open := func(since uint64) []Event {
@@ -225,7 +225,7 @@ func TestStreamRetentionBounds(t *testing.T) {
 		t.Fatalf("nothing missed: %+v", f)
 	}
 	h.newRFQ(houseTaker, Sell, "1", 600, alpha) // trims the expired ones
-	if s := h.d.Streams[alpha.id]; len(s.Retained) != 1 || s.Retained[0].Seq != 6 {
+	if s := h.d.Streams[alpha.id]; s.Len() != 1 || s.Retained()[0].Seq != 6 {
 		t.Fatalf("time bound: %+v", s)
 	}
 }

@@ -255,7 +255,7 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 		// idempotency records and scorecard facts.
 		if st := d.Streams[id]; st != nil {
 			put(st.Seq)
-			put(len(st.Retained))
+			put(st.Len())
 		}
 		put(d.Protections[id])
 		if sc := d.Idem[id]; sc != nil {
