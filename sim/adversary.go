@@ -228,7 +228,7 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 		}
 		p.digest = digest
 	} else {
-		p.print = fingerprint(d, env.Input)
+		p.print = fingerprint(d, env.Input, &s.fpBuf)
 	}
 	s.stats.Checks++
 	return p
@@ -236,9 +236,10 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 
 // fingerprint hashes what a refused input could change cheaply: every counter and table
 // size of the desk, its clock, the caller's party and every object the input names (as
-// JSON). It is exact for the objects named; a change elsewhere that keeps every size is
-// left to the full digest that some refusals get.
-func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
+// JSON; the caller's idempotency records and scorecard facts in binary). It is exact for the objects named; a change elsewhere that keeps every size is
+// left to the full digest that some refusals get. buf is a scratch buffer kept between
+// calls.
+func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte) [32]byte {
 	h := sha256.New()
 	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, d.Deadlines.Next, len(d.Deadlines.Items), len(d.Parties),
 		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), len(d.Challenges), len(d.Sockets), len(d.RFQs),
@@ -247,6 +248,8 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 		len(d.Streams), len(d.Protections), len(d.Idem), len(d.Scorecards))
 	enc := json.NewEncoder(h)
 	put := func(v any) { _ = enc.Encode(v) } // machine state always encodes (LegacyDigest relies on it)
+	fw := &fpWriter{w: h, buf: (*buf)[:0]}   // the large per-party tables, in binary (fingerprint_tables.go)
+	defer func() { *buf = fw.buf }()
 	caller := func(kh string) {
 		id := d.KeyIndex[kh]
 		put(d.Parties[id])
@@ -259,10 +262,12 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 		}
 		put(d.Protections[id])
 		if sc := d.Idem[id]; sc != nil {
-			put(sc.Records)
+			fw.idemRecords(sc.Records)
+			fw.flush()
 		}
 		if sc := d.Scorecards[id]; sc != nil {
-			put(sc.Facts)
+			fw.scoreFacts(sc.Facts)
+			fw.flush()
 		}
 	}
 	rfq := func(id string) {
@@ -385,7 +390,7 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		return
 	}
 	if !p.full {
-		if fingerprint(s.desk, p.in) != p.print {
+		if fingerprint(s.desk, p.in, &s.fpBuf) != p.print {
 			s.failf(Safety, "%s was refused %s but changed the desk's state (a table size, a counter or an object it names)", e.what, answered(*rep))
 		}
 		return

@@ -155,6 +155,9 @@ type Sim struct {
 	pool         idPool
 	nextProbe    *expectation
 	failedTrades map[string]bool // trades whose trade.failed the desk emitted (bounded)
+
+	// fpBuf is fingerprint's scratch buffer (adversary.go).
+	fpBuf []byte
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
