@@ -219,7 +219,7 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 	}
 	p := &probe{e: e, in: env.Input}
 	s.probes++
-	p.full = e.consumes != "" || s.probes <= fullDigestFirst || s.probes%fullDigestEvery == 0
+	p.full = s.fullProbeDue(e.consumes) // probedigest.go
 	if p.full {
 		digest, err := s.expectedDigest(d, env, e.consumes)
 		if err != nil {
@@ -331,7 +331,7 @@ func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte) [32]byte {
 // its deadline dropped as every input drops spent deadlines at the head of the queue).
 func (s *Sim) expectedDigest(d *machine.Desk, env machine.Envelope, consumes string) ([32]byte, error) {
 	if _, ok := d.Challenges[consumes]; !ok {
-		return d.Digest()
+		return s.deskDigest(d)
 	}
 	snap, err := d.EncodeSnapshot()
 	if err != nil {
@@ -395,7 +395,7 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		}
 		return
 	}
-	after, err := s.desk.Digest()
+	after, err := s.deskDigest(s.desk)
 	if err != nil {
 		s.failf(Safety, "desk digest after %s: %v", e.what, err)
 		return

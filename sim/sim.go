@@ -158,6 +158,9 @@ type Sim struct {
 
 	// fpBuf is fingerprint's scratch buffer (adversary.go).
 	fpBuf []byte
+	// deskBytes is the size of the desk's snapshot at the last full digest of a probe
+	// (probedigest.go).
+	deskBytes int64
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
