@@ -190,6 +190,7 @@ func one(status int, code string) []want { return []want{{status, code}} }
 type probe struct {
 	e      *expectation
 	in     machine.Input
+	spent  string // the challenge a refusal not fully compared spends (probedigest.go)
 	print  [32]byte
 	full   bool
 	digest [32]byte
@@ -228,7 +229,10 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 		}
 		p.digest = digest
 	} else {
-		p.print = fingerprint(d, env.Input, &s.fpBuf)
+		if _, ok := d.Challenges[e.consumes]; ok && e.consumes != "" {
+			p.spent = e.consumes
+		}
+		p.print = fingerprint(d, env.Input, &s.fpBuf, p.spent, true)
 	}
 	s.stats.Checks++
 	return p
@@ -239,10 +243,23 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 // JSON; the caller's idempotency records and scorecard facts in binary). It is exact for the objects named; a change elsewhere that keeps every size is
 // left to the full digest that some refusals get. buf is a scratch buffer kept between
 // calls.
-func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte) [32]byte {
+//
+// For a refusal that spends challenge spent (a rotate refused for its signature) the
+// fingerprint before it (before) is taken as if the challenge were spent already: one
+// challenge fewer, that one absent; after it, the challenge must be gone. The deadline
+// queue, which the spent challenge's deadline may leave, is left out of both: that
+// refusal's full digest (probedigest.go) compares it.
+func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte, spent string, before bool) [32]byte {
 	h := sha256.New()
-	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, d.Deadlines.Next, len(d.Deadlines.Items), len(d.Parties),
-		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), len(d.Challenges), len(d.Sockets), len(d.RFQs),
+	deadlineNext, deadlines, challenges := d.Deadlines.Next, len(d.Deadlines.Items), len(d.Challenges)
+	if spent != "" {
+		deadlineNext, deadlines = 0, 0
+		if _, ok := d.Challenges[spent]; ok && before {
+			challenges--
+		}
+	}
+	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, deadlineNext, deadlines, len(d.Parties),
+		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), challenges, len(d.Sockets), len(d.RFQs),
 		len(d.Quotes), len(d.Trades), len(d.Actions), len(d.DoneActions), len(d.Deposits), len(d.Withdrawals),
 		len(d.FaucetNext), len(d.Pending), len(d.Held), len(d.FailedTrades),
 		len(d.Streams), len(d.Protections), len(d.Idem), len(d.Scorecards))
@@ -319,7 +336,11 @@ func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte) [32]byte {
 		put(d.Registrations[c.RegistrationID])
 	case machine.RotateKey:
 		put(d.Parties[c.PartyID])
-		put(d.Challenges[c.Challenge])
+		if before && c.Challenge == spent && spent != "" {
+			put((*machine.Challenge)(nil)) // as spent
+		} else {
+			put(d.Challenges[c.Challenge])
+		}
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
@@ -390,7 +411,7 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		return
 	}
 	if !p.full {
-		if fingerprint(s.desk, p.in, &s.fpBuf) != p.print {
+		if fingerprint(s.desk, p.in, &s.fpBuf, p.spent, false) != p.print {
 			s.failf(Safety, "%s was refused %s but changed the desk's state (a table size, a counter or an object it names)", e.what, answered(*rep))
 		}
 		return

@@ -161,6 +161,8 @@ type Sim struct {
 	// deskBytes is the size of the desk's snapshot at the last full digest of a probe
 	// (probedigest.go).
 	deskBytes int64
+	// spendProbes counts the refusals spending a challenge probed past that size.
+	spendProbes int
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.
