@@ -232,7 +232,7 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 		if _, ok := d.Challenges[e.consumes]; ok && e.consumes != "" {
 			p.spent = e.consumes
 		}
-		p.print = fingerprint(d, env.Input, &s.fpBuf, p.spent, true)
+		p.print = fingerprint(d, env.Input, &s.fp, p.spent, true)
 	}
 	s.stats.Checks++
 	return p
@@ -241,15 +241,15 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 // fingerprint hashes what a refused input could change cheaply: every counter and table
 // size of the desk, its clock, the caller's party and every object the input names (as
 // JSON; the caller's idempotency records and scorecard facts in binary). It is exact for the objects named; a change elsewhere that keeps every size is
-// left to the full digest that some refusals get. buf is a scratch buffer kept between
-// calls.
+// left to the full digest that some refusals get. fp is the run's scratch state
+// (fingerprint_tables.go).
 //
 // For a refusal that spends challenge spent (a rotate refused for its signature) the
 // fingerprint before it (before) is taken as if the challenge were spent already: one
 // challenge fewer, that one absent; after it, the challenge must be gone. The deadline
 // queue, which the spent challenge's deadline may leave, is left out of both: that
 // refusal's full digest (probedigest.go) compares it.
-func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte, spent string, before bool) [32]byte {
+func fingerprint(d *machine.Desk, in machine.Input, fp *fpScratch, spent string, before bool) [32]byte {
 	h := sha256.New()
 	deadlineNext, deadlines, challenges := d.Deadlines.Next, len(d.Deadlines.Items), len(d.Challenges)
 	if spent != "" {
@@ -265,8 +265,8 @@ func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte, spent string, b
 		len(d.Streams), len(d.Protections), len(d.Idem), len(d.Scorecards))
 	enc := json.NewEncoder(h)
 	put := func(v any) { _ = enc.Encode(v) } // machine state always encodes (LegacyDigest relies on it)
-	fw := &fpWriter{w: h, buf: (*buf)[:0]}   // the large per-party tables, in binary (fingerprint_tables.go)
-	defer func() { *buf = fw.buf }()
+	fw := fp.writer(h)                       // the large per-party tables, in binary (fingerprint_tables.go)
+	defer fp.keep(fw)
 	caller := func(kh string) {
 		id := d.KeyIndex[kh]
 		put(d.Parties[id])
@@ -281,10 +281,12 @@ func fingerprint(d *machine.Desk, in machine.Input, buf *[]byte, spent string, b
 		if sc := d.Idem[id]; sc != nil {
 			fw.idemRecords(sc.Records)
 			fw.flush()
+			fw.sum()
 		}
 		if sc := d.Scorecards[id]; sc != nil {
 			fw.scoreFacts(sc.Facts)
 			fw.flush()
+			fw.sum()
 		}
 	}
 	rfq := func(id string) {
@@ -411,7 +413,7 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		return
 	}
 	if !p.full {
-		if fingerprint(s.desk, p.in, &s.fpBuf, p.spent, false) != p.print {
+		if fingerprint(s.desk, p.in, &s.fp, p.spent, false) != p.print {
 			s.failf(Safety, "%s was refused %s but changed the desk's state (a table size, a counter or an object it names)", e.what, answered(*rep))
 		}
 		return

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"io"
 	"time"
 
@@ -13,13 +14,52 @@ import (
 // a 3-hour run, growing with the tables; these write every field of every record and fact
 // in a fixed binary form instead (length-prefixed strings and bytes, times as Unix
 // nanoseconds), so the fingerprint still changes with any field of any of them
-// (fingerprint_tables_test.go holds the field lists to the structs).
+// (fingerprint_tables_test.go holds the field lists to the structs). SHA-256 of a full
+// scope's answers was still a tenth of a 6-hour run: the tables are hashed with maphash,
+// whose 64-bit sum joins the fingerprint (a refusal that changed them and kept the sum
+// would need a 64-bit collision).
 
 // fpWriter appends a fingerprint's binary pieces to a buffer it writes out when full.
 type fpWriter struct {
 	w   io.Writer
 	buf []byte
+	// Through fpScratch.writer: the tables go to mh (64-bit maphash, ten times SHA-256's
+	// speed on a scope's 10,000 answers), whose sum goes to out, the fingerprint's hash.
+	mh  *maphash.Hash
+	out io.Writer
 }
+
+// sum writes what mh took since the last sum to out (a no-op without mh).
+func (f *fpWriter) sum() {
+	if f.mh == nil {
+		return
+	}
+	_, _ = f.out.Write(binary.LittleEndian.AppendUint64(nil, f.mh.Sum64())) // a hash never fails
+	f.mh.Reset()
+}
+
+// fpScratch is what fingerprint keeps between calls within a run: its buffer, and the
+// maphash seed, drawn at the first call, which every fingerprint of the run shares (a
+// probe compares two fingerprints of one run; none is kept or written anywhere, so the
+// seed's randomness reaches nothing the run decides or records).
+type fpScratch struct {
+	buf    []byte
+	seed   maphash.Seed
+	seeded bool
+}
+
+// writer returns a writer for one fingerprint hashing into out.
+func (s *fpScratch) writer(out io.Writer) *fpWriter {
+	if !s.seeded {
+		s.seed, s.seeded = maphash.MakeSeed(), true
+	}
+	mh := &maphash.Hash{}
+	mh.SetSeed(s.seed)
+	return &fpWriter{w: mh, buf: s.buf[:0], mh: mh, out: out}
+}
+
+// keep takes the writer's buffer back for the next call.
+func (s *fpScratch) keep(f *fpWriter) { s.buf = f.buf }
 
 func (f *fpWriter) flushIfFull() {
 	if len(f.buf) >= 32<<10 {

@@ -156,8 +156,8 @@ type Sim struct {
 	nextProbe    *expectation
 	failedTrades map[string]bool // trades whose trade.failed the desk emitted (bounded)
 
-	// fpBuf is fingerprint's scratch buffer (adversary.go).
-	fpBuf []byte
+	// fp is fingerprint's scratch state (fingerprint_tables.go).
+	fp fpScratch
 	// deskBytes is the size of the desk's snapshot at the last full digest of a probe
 	// (probedigest.go).
 	deskBytes int64
