@@ -334,7 +334,10 @@ func (d *Desk) CoinSelectionProblem() string {
 			return "the reservation index misses live actions that name inputs"
 		}
 	}
-	live := d.liveInputs()
+	var live map[string][]string
+	if d.mayShareInputs() { // coinsel_check.go
+		live = d.liveInputs()
+	}
 	owner := map[string]string{}
 	for _, id := range sortedKeys(live) {
 		for _, cid := range live[id] {

@@ -190,6 +190,7 @@ func one(status int, code string) []want { return []want{{status, code}} }
 type probe struct {
 	e      *expectation
 	in     machine.Input
+	spent  string // the challenge a refusal not fully compared spends (probedigest.go)
 	print  [32]byte
 	full   bool
 	digest [32]byte
@@ -219,7 +220,7 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 	}
 	p := &probe{e: e, in: env.Input}
 	s.probes++
-	p.full = e.consumes != "" || s.probes <= fullDigestFirst || s.probes%fullDigestEvery == 0
+	p.full = s.fullProbeDue(e.consumes) // probedigest.go
 	if p.full {
 		digest, err := s.expectedDigest(d, env, e.consumes)
 		if err != nil {
@@ -228,7 +229,10 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 		}
 		p.digest = digest
 	} else {
-		p.print = fingerprint(d, env.Input)
+		if _, ok := d.Challenges[e.consumes]; ok && e.consumes != "" {
+			p.spent = e.consumes
+		}
+		p.print = fingerprint(d, env.Input, &s.fp, p.spent, true)
 	}
 	s.stats.Checks++
 	return p
@@ -236,17 +240,33 @@ func (s *Sim) probeBefore(env machine.Envelope) *probe {
 
 // fingerprint hashes what a refused input could change cheaply: every counter and table
 // size of the desk, its clock, the caller's party and every object the input names (as
-// JSON). It is exact for the objects named; a change elsewhere that keeps every size is
-// left to the full digest that some refusals get.
-func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
+// JSON; the caller's idempotency records and scorecard facts in binary). It is exact for the objects named; a change elsewhere that keeps every size is
+// left to the full digest that some refusals get. fp is the run's scratch state
+// (fingerprint_tables.go).
+//
+// For a refusal that spends challenge spent (a rotate refused for its signature) the
+// fingerprint before it (before) is taken as if the challenge were spent already: one
+// challenge fewer, that one absent; after it, the challenge must be gone. The deadline
+// queue, which the spent challenge's deadline may leave, is left out of both: that
+// refusal's full digest (probedigest.go) compares it.
+func fingerprint(d *machine.Desk, in machine.Input, fp *fpScratch, spent string, before bool) [32]byte {
 	h := sha256.New()
-	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, d.Deadlines.Next, len(d.Deadlines.Items), len(d.Parties),
-		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), len(d.Challenges), len(d.Sockets), len(d.RFQs),
+	deadlineNext, deadlines, challenges := d.Deadlines.Next, len(d.Deadlines.Items), len(d.Challenges)
+	if spent != "" {
+		deadlineNext, deadlines = 0, 0
+		if _, ok := d.Challenges[spent]; ok && before {
+			challenges--
+		}
+	}
+	fmt.Fprintln(h, d.Now.UnixNano(), d.IDs.Counter, deadlineNext, deadlines, len(d.Parties),
+		len(d.HintIndex), len(d.KeyIndex), len(d.Registrations), challenges, len(d.Sockets), len(d.RFQs),
 		len(d.Quotes), len(d.Trades), len(d.Actions), len(d.DoneActions), len(d.Deposits), len(d.Withdrawals),
 		len(d.FaucetNext), len(d.Pending), len(d.Held), len(d.FailedTrades),
 		len(d.Streams), len(d.Protections), len(d.Idem), len(d.Scorecards))
 	enc := json.NewEncoder(h)
 	put := func(v any) { _ = enc.Encode(v) } // machine state always encodes (LegacyDigest relies on it)
+	fw := fp.writer(h)                       // the large per-party tables, in binary (fingerprint_tables.go)
+	defer fp.keep(fw)
 	caller := func(kh string) {
 		id := d.KeyIndex[kh]
 		put(d.Parties[id])
@@ -259,10 +279,14 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 		}
 		put(d.Protections[id])
 		if sc := d.Idem[id]; sc != nil {
-			put(sc.Records)
+			fw.idemRecords(sc.Records)
+			fw.flush()
+			fw.sum()
 		}
 		if sc := d.Scorecards[id]; sc != nil {
-			put(sc.Facts)
+			fw.scoreFacts(sc.Facts)
+			fw.flush()
+			fw.sum()
 		}
 	}
 	rfq := func(id string) {
@@ -314,7 +338,11 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 		put(d.Registrations[c.RegistrationID])
 	case machine.RotateKey:
 		put(d.Parties[c.PartyID])
-		put(d.Challenges[c.Challenge])
+		if before && c.Challenge == spent && spent != "" {
+			put((*machine.Challenge)(nil)) // as spent
+		} else {
+			put(d.Challenges[c.Challenge])
+		}
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
@@ -326,7 +354,7 @@ func fingerprint(d *machine.Desk, in machine.Input) [32]byte {
 // its deadline dropped as every input drops spent deadlines at the head of the queue).
 func (s *Sim) expectedDigest(d *machine.Desk, env machine.Envelope, consumes string) ([32]byte, error) {
 	if _, ok := d.Challenges[consumes]; !ok {
-		return d.Digest()
+		return s.deskDigest(d)
 	}
 	snap, err := d.EncodeSnapshot()
 	if err != nil {
@@ -385,12 +413,12 @@ func (s *Sim) probeAfter(p *probe, env machine.Envelope, out machine.Outputs) {
 		return
 	}
 	if !p.full {
-		if fingerprint(s.desk, p.in) != p.print {
+		if fingerprint(s.desk, p.in, &s.fp, p.spent, false) != p.print {
 			s.failf(Safety, "%s was refused %s but changed the desk's state (a table size, a counter or an object it names)", e.what, answered(*rep))
 		}
 		return
 	}
-	after, err := s.desk.Digest()
+	after, err := s.deskDigest(s.desk)
 	if err != nil {
 		s.failf(Safety, "desk digest after %s: %v", e.what, err)
 		return

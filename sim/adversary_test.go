@@ -93,10 +93,17 @@ func replyOf(status int, code string) machine.Reply {
 // changed the desk (by the full digest and by the fingerprint), and passes a refusal that
 // spends its challenge and nothing else.
 func TestRefusalMustChangeNothing(t *testing.T) {
-	for _, probes := range []int{0, 1000} { // the full digest, then the fingerprint
+	// The full digest; the fingerprint; the fingerprint of a large desk, where a refusal
+	// spending its challenge is compared by the fingerprint taken as if it were spent.
+	for _, c := range []struct {
+		probes int
+		bytes  int64
+	}{{0, 0}, {1000, 0}, {1000, 64 * fullDigestBytes}} {
+		probes := c.probes
 		w := quietWorld(t, 3, 1, 0)
 		onboard(w)
 		s := w.s
+		s.deskBytes, s.spendProbes = c.bytes, 1
 		a := s.actors[0]
 		if a.reg != regDone {
 			t.Fatal("the maker did not register")
@@ -117,6 +124,13 @@ func TestRefusalMustChangeNothing(t *testing.T) {
 		}
 		if _, ok := s.desk.Challenges["c1"]; ok {
 			t.Fatal("the challenge was not spent")
+		}
+		// A refusal that was to spend its challenge but kept it fails.
+		s.input(machine.ChallengeRequest{PartyID: a.party, Challenge: "c2"})
+		s.nextProbe = &expectation{class: covAdvRotateBadSig, what: "DELETE /rfq/nope", want: one(404, ""), immediate: true, consumes: "c2"}
+		s.input(machine.CancelRFQ{Req: machine.Req{KeyHash: a.keyHash}, RFQID: "nope"})
+		if s.failure == nil || !strings.Contains(s.failure.Message, "changed the desk's state") {
+			t.Fatalf("probes=%d bytes=%d: a refusal that kept the challenge it was to spend passed: %v", probes, c.bytes, s.failure)
 		}
 	}
 }

@@ -290,8 +290,19 @@ func (h *hostile) idemReused() bool {
 // key, answered or still in flight), rather than replaying or refusing: the desk then
 // holds a record of the key made by that input. A first run whose answer asked for a retry
 // leaves no record and is not looked at; the model judges it all the same.
+//
+// The desk appends the record a keyed write makes to the end of its scope, so the last
+// record of each scope is looked at first; only when none is the one (a replay, a
+// refusal, a retry) are all the records (up to 10,000 a scope) walked.
 func (s *Sim) ranFresh(w machine.Idempotent, seq uint64) bool {
 	for _, scope := range s.desk.Idem { // looking for one record: the order decides nothing
+		if n := len(scope.Records); n > 0 {
+			if r := scope.Records[n-1]; r != nil && r.Key == w.Key && r.Seq == seq {
+				return true
+			}
+		}
+	}
+	for _, scope := range s.desk.Idem {
 		for _, r := range scope.Records {
 			if r != nil && r.Key == w.Key && r.Seq == seq {
 				return true

@@ -155,6 +155,14 @@ type Sim struct {
 	pool         idPool
 	nextProbe    *expectation
 	failedTrades map[string]bool // trades whose trade.failed the desk emitted (bounded)
+
+	// fp is fingerprint's scratch state (fingerprint_tables.go).
+	fp fpScratch
+	// deskBytes is the size of the desk's snapshot at the last full digest of a probe
+	// (probedigest.go).
+	deskBytes int64
+	// spendProbes counts the refusals spending a challenge probed past that size.
+	spendProbes int
 }
 
 // heldOutputs are an input's outputs waiting for the input to be durable.

@@ -150,20 +150,7 @@ func (s *step) idempotent(in machine.Idempotent) {
 		recs = map[string]*IdemRec{}
 		m.st.Idem[scope] = recs
 	}
-	for _, k := range sortedKeys(recs) {
-		if r := recs[k]; s.at.Sub(r.At) >= m.idemRetention() {
-			m.idemDelete(scope, k)
-		}
-	}
-	if len(recs) >= idemMaxPerScope {
-		oldest := ""
-		for _, k := range sortedKeys(recs) {
-			if r := recs[k]; oldest == "" || r.Seq < recs[oldest].Seq {
-				oldest = k
-			}
-		}
-		m.idemDelete(scope, oldest)
-	}
+	m.idemMakeRoom(scope, recs, s.at)
 	m.st.Idem[scope] = recs
 	recs[in.Key] = &IdemRec{Sig: sig, At: s.at, Seq: s.env.Seq, Kind: in.Cmd.Kind()}
 	if m.st.IdemBySeq == nil {
@@ -173,6 +160,29 @@ func (s *step) idempotent(in machine.Idempotent) {
 	s.idemFresh = true
 	if !s.command(in.Cmd) {
 		s.failf("the model knows no command of kind %q", in.Cmd.Kind())
+	}
+}
+
+// idemMakeRoom drops a scope's expired records at time at, then its oldest one if it is
+// still at the bound. Neither pass depends on the map's order (no sorting: a scope holds
+// up to idemMaxPerScope records and this runs on every keyed write that makes one): the
+// expired ones are a set, and the oldest is the least Seq, the least key among equals.
+func (m *Model) idemMakeRoom(scope string, recs map[string]*IdemRec, at time.Time) {
+	retention := m.idemRetention()
+	for k, r := range recs {
+		if at.Sub(r.At) >= retention {
+			m.idemDelete(scope, k)
+		}
+	}
+	if len(recs) >= idemMaxPerScope {
+		oldest := ""
+		var oldestSeq uint64
+		for k, r := range recs {
+			if oldest == "" || r.Seq < oldestSeq || r.Seq == oldestSeq && k < oldest {
+				oldest, oldestSeq = k, r.Seq
+			}
+		}
+		m.idemDelete(scope, oldest)
 	}
 }
 

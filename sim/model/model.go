@@ -254,6 +254,11 @@ type Model struct {
 	// byParty indexes the retained RFQs by taker and invited maker (derived from st.RFQs,
 	// built on first use, kept in step where an RFQ is created or forgotten).
 	byParty map[string]map[string]*RFQ
+	// statsGen counts the changes to each maker's scorecard facts; statsRows caches the
+	// makerStats rows and statsScratch is their latencies' buffer (scorecard_stats.go).
+	statsGen     map[string]uint64
+	statsRows    map[string]statsRow
+	statsScratch []int64
 }
 
 // rfqsOf returns the retained RFQs the party takes or is invited to.

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/big"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -77,6 +76,7 @@ func (m *Model) scoreInvited(r *RFQ, at time.Time) {
 			fs = fs[len(fs)-maxScoreFacts+1:]
 		}
 		m.st.Scores[mk] = append(slices.Clip(fs), ScoreFact{RFQ: r.ID, At: at})
+		m.touchScores(mk)
 	}
 }
 
@@ -85,6 +85,7 @@ func (m *Model) scoreFact(maker, rfq string) *ScoreFact {
 	fs := m.st.Scores[maker]
 	for i := len(fs) - 1; i >= 0; i-- {
 		if fs[i].RFQ == rfq {
+			m.touchScores(maker) // the caller changes it
 			return &fs[i]
 		}
 	}
@@ -220,11 +221,15 @@ func (m *Model) figures(maker string, from time.Time) scoreFigures {
 			g.lost++
 			g.distance = append(g.distance, f.Distance)
 		}
-		for k, n := range f.Failed {
-			g.failed[k] += n
+		if len(f.Failed) > 0 { // ranging over a nil map still costs an iterator
+			for k, n := range f.Failed {
+				g.failed[k] += n
+			}
 		}
-		for k, n := range f.Revoked {
-			g.revoked[k] += n
+		if len(f.Revoked) > 0 {
+			for k, n := range f.Revoked {
+				g.revoked[k] += n
+			}
 		}
 	}
 	slices.Sort(g.latency)
@@ -298,28 +303,6 @@ func (m *Model) readScorecard(p *Party, q machine.QScorecard, rep machine.Reply)
 		return fmt.Sprintf("window %s:\n got %s\nwant %s", q.Window, got, want)
 	}
 	return ""
-}
-
-// makerStatsText renders GET /desk's makerStats for the listed makers (party ids).
-func (m *Model) makerStatsText(listed []string) string {
-	type row struct{ hint, text string }
-	var rows []row
-	for _, id := range listed {
-		g := m.figures(id, m.st.Now.Add(-24*time.Hour))
-		if g.invited < statsMinInvites {
-			continue
-		}
-		hint := m.hintOf(id)
-		hb, _ := json.Marshal(hint)
-		rows = append(rows, row{hint, fmt.Sprintf(`{"maker":%s,"responseRate":%s,"settleRate":%s,"quoteLatencyMsP50":%s}`,
-			hb, rateText(g.quoted, g.invited-g.declined), rateText(g.settled, g.won), rankText(g.latency, 50, false))})
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].hint < rows[j].hint })
-	parts := make([]string, len(rows))
-	for i, r := range rows {
-		parts[i] = r.text
-	}
-	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // checkMakerStats compares GET /desk's makerStats with the model's.
