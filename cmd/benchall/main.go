@@ -44,6 +44,7 @@ type options struct {
 	out         string
 	loadgenArgs string
 	simDuration string
+	simTimeout  time.Duration
 	skip        string
 }
 
@@ -75,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.out, "out", filepath.Join(os.TempDir(), "rfqdesk-bench"), "directory for bench-results.json, profiles and binaries")
 	fs.StringVar(&o.loadgenArgs, "loadgen", "-makers 100 -takers 32 -invite 3 -duration 15s -fanout-rounds 10", "extra arguments of cmd/loadgen")
+	fs.DurationVar(&o.simTimeout, "sim-timeout", 30*time.Minute, "how long the simulation run may take (24 simulated hours took 12 to 18 minutes of one core on 2026-11-26)")
 	fs.StringVar(&o.simDuration, "sim-duration", "24h", "simulated busy duration of the simulation run (the issue's standard scenario is 24 hours; the cost per simulated second keeps growing with the ledger's holdings, so a shorter run reads fast)")
 	fs.StringVar(&o.skip, "skip", "", "comma-separated steps to skip: inproc, wire, stream, journal, node, sim, memory, resume, idem")
 	if err := fs.Parse(args); err != nil {
@@ -334,7 +336,7 @@ func (s *suite) simulation() {
 	// CPU profile (about 1% of the run) tells how much of it the signatures, the ledger and
 	// the desk's core took: what bounds any simulator of this desk.
 	prof := filepath.Join(s.opts.out, "sim.prof")
-	out, err := s.command(8*time.Minute, "env", "GOMAXPROCS=1", bin, "-makers", "20", "-takers", "5", "-rfq-rate", "1",
+	out, err := s.command(s.opts.simTimeout, "env", "GOMAXPROCS=1", bin, "-makers", "20", "-takers", "5", "-rfq-rate", "1",
 		"-faults", "mild", "-crash-rate", "0", "-duration", s.opts.simDuration, "-seed", "1", "-cpuprofile", prof)
 	if err != nil {
 		s.res.Sim = fmt.Sprintf("not measured: %v: %s", err, tail(string(out), 500))
