@@ -192,7 +192,8 @@ func (a *applier) executeRetry(id string) {
 	if _, inFlight := a.d.Pending[execCommandID(x)]; inFlight {
 		return
 	}
-	a.sendExecute(x, &Continuation{Kind: contExecute, Entity: x.ID})
+	// Sent after an unknown outcome: it asks, should the action's flow end meanwhile.
+	a.sendExecute(x, &Continuation{Kind: contExecuteAsk, Entity: x.ID})
 }
 
 // errInFlight marks an execute entry whose outcome is not known yet.
@@ -263,7 +264,7 @@ func (a *applier) executed(cont *Continuation, res LedgerResult) {
 		a.finishAction(x, TrigExecuted)
 		a.actionExecuted(x, res)
 	default:
-		refusal, retry = a.executeFailed(x, res.Failure)
+		refusal, retry = a.executeFailed(x, res.Failure, cont.Kind == contExecuteAsk)
 	}
 	a.settleEntry(cont, refusal, retry)
 }
@@ -275,8 +276,14 @@ func asking(cont *Continuation) *Continuation {
 	return &c
 }
 
-// executeFailed decides what a failed execute means for the action and its flow.
-func (a *applier) executeFailed(x *Action, f *LedgerFailure) (*APIError, bool) {
+// executeFailed decides what a failed execute means for the action and its flow. asking
+// says an earlier attempt may have run (contExecuteAsk): then a failure that says only
+// "not this time" settles nothing either, and the desk asks again as for an unknown
+// outcome, never putting the action back to be signed beside an attempt that may land.
+func (a *applier) executeFailed(x *Action, f *LedgerFailure, asking bool) (*APIError, bool) {
+	if asking && f.retryable() {
+		f = &LedgerFailure{Category: LedgerUnknownOutcome, Message: f.Message}
+	}
 	switch f.Category {
 	case LedgerBadSignature:
 		a.backToPending(x)
