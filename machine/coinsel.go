@@ -289,17 +289,7 @@ func (d *Desk) liveInputs() map[string][]string {
 		}
 	}
 	for _, h := range d.Held {
-		var als []AllocationRef
-		switch h.Kind {
-		case contQuotePrepare:
-			if q := d.Quotes[h.Entity]; q != nil && q.State == QuoteFunding {
-				als = q.Allocations
-			}
-		case contTradePrepare:
-			if t := d.Trades[h.Entity]; t != nil && t.State == TradeAllocating {
-				als = t.Allocations
-			}
-		}
+		als := d.heldAllocations(h)
 		for _, al := range als {
 			if al.PreparedID != "" && len(al.Inputs) > 0 {
 				out[al.PreparedID] = al.Inputs

@@ -24,17 +24,7 @@ func (d *Desk) mayShareInputs() bool {
 		}
 	}
 	for _, h := range d.Held {
-		var als []AllocationRef
-		switch h.Kind {
-		case contQuotePrepare:
-			if q := d.Quotes[h.Entity]; q != nil && q.State == QuoteFunding {
-				als = q.Allocations
-			}
-		case contTradePrepare:
-			if t := d.Trades[h.Entity]; t != nil && t.State == TradeAllocating {
-				als = t.Allocations
-			}
-		}
+		als := d.heldAllocations(h)
 		for _, al := range als {
 			if al.PreparedID != "" && len(al.Inputs) > 0 && repeats(al.Inputs) {
 				return true
@@ -42,4 +32,23 @@ func (d *Desk) mayShareInputs() bool {
 		}
 	}
 	return false
+}
+
+// heldAllocations returns the allocations of a held quote submission or accept that still
+// waits for the rest of its prepares (no action made yet); nothing for any other held
+// request. It is
+// CoinSelectionProblem's own reading of the held requests, kept apart from reservedOf's on
+// purpose: the check must not share the code it checks.
+func (d *Desk) heldAllocations(h *HeldReply) []AllocationRef {
+	switch h.Kind {
+	case contQuotePrepare:
+		if q := d.Quotes[h.Entity]; q != nil && q.State == QuoteFunding {
+			return q.Allocations
+		}
+	case contTradePrepare:
+		if t := d.Trades[h.Entity]; t != nil && t.State == TradeAllocating {
+			return t.Allocations
+		}
+	}
+	return nil
 }

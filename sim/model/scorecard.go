@@ -201,6 +201,20 @@ type scoreFigures struct {
 	latency, distance                             []int64
 }
 
+// countInvited counts one invitation: quoted (with its latency) or declined, won and
+// settled; what makerStats shows and the scorecard starts from.
+func (g *scoreFigures) countInvited(f *ScoreFact) {
+	g.invited++
+	if f.Quoted {
+		g.quoted++
+		g.latency = append(g.latency, f.LatencyMs)
+	} else if f.Declined {
+		g.declined++
+	}
+	g.won += f.Won
+	g.settled += f.Settled
+}
+
 // figures computes the maker's figures over the facts invited at or after from.
 func (m *Model) figures(maker string, from time.Time) scoreFigures {
 	g := scoreFigures{failed: map[string]int{}, revoked: map[string]int{}}
@@ -208,15 +222,7 @@ func (m *Model) figures(maker string, from time.Time) scoreFigures {
 		if f.At.Before(from) {
 			continue
 		}
-		g.invited++
-		if f.Quoted {
-			g.quoted++
-			g.latency = append(g.latency, f.LatencyMs)
-		} else if f.Declined {
-			g.declined++
-		}
-		g.won += f.Won
-		g.settled += f.Settled
+		g.countInvited(&f)
 		if f.Beaten && f.Won == 0 {
 			g.lost++
 			g.distance = append(g.distance, f.Distance)

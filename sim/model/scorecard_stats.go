@@ -82,15 +82,7 @@ func (m *Model) statsFigures(fs []ScoreFact, from time.Time) (scoreFigures, bool
 		if f.At.Before(from) {
 			continue
 		}
-		g.invited++
-		if f.Quoted {
-			g.quoted++
-			g.latency = append(g.latency, f.LatencyMs)
-		} else if f.Declined {
-			g.declined++
-		}
-		g.won += f.Won
-		g.settled += f.Settled
+		g.countInvited(f)
 	}
 	slices.Sort(g.latency)
 	m.statsScratch = g.latency
