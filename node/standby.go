@@ -335,6 +335,12 @@ func (s *Standby) warmLedger(n *Node) (*ledgersim.Ledger, LedgerRecovery, error)
 		return nil, LedgerRecovery{}, nil
 	}
 	inputs, err := replayLedgerFrom(s.ledgerLog, s.ledgerSeq+1, s.ledger)
+	if errors.Is(err, journal.ErrPruned) {
+		// The leader pruned records after the standby's last read (it wrote on until the
+		// take over fenced it): recover from the newest snapshot, as a start does.
+		n.log.Warn("the standby fell behind a prune of the ledger journal: recovering from the journals", "err", err)
+		return nil, LedgerRecovery{}, nil
+	}
 	if err != nil {
 		return nil, LedgerRecovery{}, err
 	}
@@ -355,6 +361,11 @@ func (s *Standby) warmDesk() (*machine.Desk, Recovery, error) {
 		return nil, Recovery{}, nil
 	}
 	err := s.deskLog.ReadFrom(s.deskSeq+1, func(seq uint64, raw []byte) error { return s.applyDesk(seq, raw) })
+	if errors.Is(err, journal.ErrPruned) {
+		// As in warmLedger: the leader pruned what this standby had not read yet. The
+		// desk recovers from the journals.
+		return nil, Recovery{}, nil
+	}
 	if err != nil {
 		return nil, Recovery{}, err
 	}

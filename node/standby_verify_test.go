@@ -86,3 +86,31 @@ func TestStandbyRebuildKeepsVerdicts(t *testing.T) {
 		t.Fatalf("after a rebuild: %d verified, %d mismatched; want 3, 1", v, mm)
 	}
 }
+
+// TestStandbyWarmDeskAfterAPrune: a take over whose standby had not read records the
+// leader pruned since (it wrote on until the take over fenced it) recovers the desk from
+// the journals instead of failing the start.
+func TestStandbyWarmDeskAfterAPrune(t *testing.T) {
+	m := journal.NewMemLog(true)
+	for i := range 6 {
+		if _, err := m.Append(context.Background(), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := uint64(2); seq <= 5; seq++ {
+		if err := m.SaveSnapshot(seq, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if m.FirstSeq() <= 2 {
+		t.Fatalf("the log still starts at %d: nothing pruned", m.FirstSeq())
+	}
+	s := &Standby{deskLog: m.Handle(), desk: newTestDesk(t, testDeskConfig()), deskSeq: 1}
+	desk, _, err := s.warmDesk()
+	if err != nil || desk != nil {
+		t.Fatalf("warmDesk after a prune: desk %v, err %v; want no desk and no error (recover from the journals)", desk != nil, err)
+	}
+}
